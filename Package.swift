@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+// thumbd: an image thumbnail cache server. Data flows socket → HTTP → ThumbServer (routes) →
+// Thumbnails (memory cache → disk cache → render scheduler) → Rendering (libvips) → respond.
+import PackageDescription
+
+let package = Package(
+    name: "thumbd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "thumbd", targets: ["thumbd"]),
+    ],
+    targets: [
+        // libvips 8.14 from Debian (`libvips-dev`), found through pkg-config `vips`.
+        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        // xxHash from Debian (`libxxhash-dev`): cache-key digests and disk-entry checksums.
+        .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
+        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // HTTP/1.1 parser, serializer and the Dispatch socket server. Knows nothing of thumbnails.
+        .target(name: "HTTP"),
+        // Grid specs and the libvips renderer: source file → thumbnail bytes.
+        .target(name: "Rendering", dependencies: ["CVipsShim"]),
+        // Cache key, memory and disk caches, render scheduler, coalescing pipeline, stats.
+        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash"]),
+        // Routes: URL ⇄ request, path resolution, ETag/304, errors ⇄ status.
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
+        // Config file + environment + flags, signals, wiring.
+        .executableTarget(name: "thumbd", dependencies: ["ThumbServer"]),
+
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer"]),
+    ]
+)

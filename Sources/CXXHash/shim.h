@@ -1,0 +1,2 @@
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>

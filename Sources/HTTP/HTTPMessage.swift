@@ -1,0 +1,144 @@
+/// The request and response values that cross the boundary between the socket server and the
+/// application (the `HTTPResponder`). The server parses into `HTTPRequest` and serializes
+/// `HTTPResponse`; nothing here knows about thumbnails.
+
+/// An HTTP version as sent on the request line (RFC 9112 §2.3).
+public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+    public init(major: Int, minor: Int) { self.major = major; self.minor = minor }
+    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
+
+/// An ordered list of header fields with case-insensitive lookup by name (RFC 9110 §5.1).
+/// Names keep the spelling they were given; values are kept as sent, without surrounding
+/// whitespace.
+public struct HTTPHeaders: Sendable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+    public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+
+    /// Appends a field, keeping any earlier field of the same name.
+    public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
+
+    /// Replaces every field of this name with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name: name, value: value))
+    }
+
+    /// Removes every field of this name.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { Self.namesEqual($0.name, name) }
+    }
+
+    /// The first value of the field with this name, or nil.
+    public subscript(name: String) -> String? {
+        fields.first { Self.namesEqual($0.name, name) }?.value
+    }
+
+    /// Every value of the fields with this name, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { Self.namesEqual($0.name, name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// ASCII case-insensitive comparison of field names (field names are ASCII tokens).
+    @inlinable
+    public static func namesEqual(_ a: String, _ b: String) -> Bool {
+        let ua = a.utf8, ub = b.utf8
+        guard ua.count == ub.count else { return false }
+        for (x, y) in zip(ua, ub) where x != y {
+            let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+            let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+}
+
+/// A parsed request. `target` is the request-target exactly as sent (origin-form, still
+/// percent-encoded); `path` and `query` split it at the first `?`.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var target: String
+    public var version: HTTPVersion
+    public var headers: HTTPHeaders
+    /// The request body, de-chunked when it came with `Transfer-Encoding: chunked`. Empty when none.
+    public var body: [UInt8]
+
+    public init(method: String, target: String, version: HTTPVersion = .http1_1,
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method
+        self.target = target
+        self.version = version
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The target up to (not including) the first `?`, still percent-encoded.
+    public var path: Substring {
+        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        return target[...]
+    }
+
+    /// The target after the first `?`, still percent-encoded; nil when there is no `?`.
+    public var query: Substring? {
+        guard let q = target.firstIndex(of: "?") else { return nil }
+        return target[target.index(after: q)...]
+    }
+}
+
+/// A response to serialize. The server adds `Content-Length` (from `body.count`), `Date` and,
+/// when it will close the connection, `Connection: close`; the responder must not set them.
+/// For a `HEAD` request the server sends the headers of this response and no body bytes.
+public struct HTTPResponse: Sendable {
+    /// The status code, 100...599 (RFC 9110 §15).
+    public var status: Int
+    public var headers: HTTPHeaders
+    /// The body bytes. Shared, not copied, when the same array is handed to many responses.
+    public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// The application side of the server. `respond` is called on a connection's queue and must not
+/// block it: long work goes elsewhere and `completion` is called later, from any thread, exactly
+/// once. Requests on one connection are handed over one at a time, in order (pipelined requests
+/// wait until the previous response is written), so responses are always written in order.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void)
+}
+
+/// What the server reports about each finished exchange, for statistics and the access log.
+public struct HTTPExchangeRecord: Sendable {
+    public var method: String
+    public var target: String
+    public var status: Int
+    /// Body bytes sent (0 for HEAD and 304).
+    public var bodyBytes: Int
+    /// From the request's last byte read to the response's last byte handed to the kernel, ns.
+    public var durationNanoseconds: UInt64
+    /// Response headers as given by the responder (e.g. `X-Cache`), for the access log.
+    public var responseHeaders: HTTPHeaders
+
+    public init(method: String, target: String, status: Int, bodyBytes: Int,
+                durationNanoseconds: UInt64, responseHeaders: HTTPHeaders) {
+        self.method = method
+        self.target = target
+        self.status = status
+        self.bodyBytes = bodyBytes
+        self.durationNanoseconds = durationNanoseconds
+        self.responseHeaders = responseHeaders
+    }
+}

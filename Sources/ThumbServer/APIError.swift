@@ -1,0 +1,60 @@
+import HTTP
+
+/// An error that renders itself (API.md, "Errors"): a status, a stable code and a message safe to
+/// show. Anything else that goes wrong becomes a bare 500 `internal_error`.
+public struct APIError: Error, Sendable, Equatable {
+    public var status: Int
+    /// Machine-readable code, e.g. `not_found`.
+    public var code: String
+    /// A sentence for people; never contains server paths outside the library.
+    public var message: String
+    /// Extra headers (e.g. `Allow` on 405, `Retry-After` on 503).
+    public var headers: [String: String] = [:]
+
+    public init(status: Int, code: String, message: String, headers: [String: String] = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+    }
+
+    public static func badRequest(_ message: String) -> APIError { APIError(status: 400, code: "bad_request", message: message) }
+    public static func notFound(_ message: String) -> APIError { APIError(status: 404, code: "not_found", message: message) }
+    public static func methodNotAllowed(_ allow: String) -> APIError {
+        APIError(status: 405, code: "method_not_allowed", message: "this resource allows \(allow)", headers: ["Allow": allow])
+    }
+
+    /// The JSON response: `{"error": code, "message": message}` with `Cache-Control: no-store`
+    /// and no ETag.
+    public var response: HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("Content-Type", "application/json")
+        headers.add("Cache-Control", "no-store")
+        for (name, value) in self.headers.sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
+        let body = "{\"error\":\(JSON.quote(code)),\"message\":\(JSON.quote(message))}\n"
+        return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
+    }
+}
+
+/// Minimal JSON text helpers for responses built by hand.
+enum JSON {
+    /// `text` as a JSON string literal (RFC 8259 §7).
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Rendering
+
+/// Everything thumbd can be told, with its defaults (the same as `config/thumbd.json`).
+/// Built by `ConfigLoader` from defaults < config file < `THUMBD_*` environment < flags.
+public struct Config: Sendable, Equatable {
+    /// The photo library root (`library`). Required.
+    public var library = ""
+    /// Bind address (`host`). `127.0.0.1` by default: not exposed until asked.
+    public var host = "127.0.0.1"
+    /// TCP port (`port`); 0 picks a free one. `8080` by default.
+    public var port = 8080
+    /// Disk cache directory (`cache_dir`). `.thumbd-cache` by default (relative to the working directory).
+    public var cacheDirectory = ".thumbd-cache"
+    /// Memory cache bound, bytes (`memory_cache_bytes`). `268435456` (256 MiB) by default.
+    public var memoryCacheBytes = 256 << 20
+    /// Disk cache bound, bytes (`disk_cache_bytes`). `2147483648` (2 GiB) by default.
+    public var diskCacheBytes = 2 << 30
+    /// Render worker threads (`render_workers`); 0 = one per core. `0` by default.
+    public var renderWorkers = 0
+    /// Client misses that may wait for a worker before 503 (`render_queue_limit`). `1024` by default.
+    public var renderQueueLimit = 1024
+    /// JPEG/WebP quality 1...100 (`quality`). `80` by default.
+    public var quality = 80
+    /// WebP for clients whose `Accept` names it (`webp`). `true` by default.
+    public var webp = true
+    /// Source pixel limit, from the header (`max_source_pixels`). `100000000` by default.
+    public var maxSourcePixels = 100_000_000
+    /// Source size limit, bytes; 0 = none (`max_source_bytes`). `268435456` (256 MiB) by default.
+    public var maxSourceBytes = 256 << 20
+    /// `Cache-Control` of thumbnails (`cache_control`). `public, max-age=31536000, immutable` by default.
+    public var cacheControl = "public, max-age=31536000, immutable"
+    /// Open connections before new ones wait in the backlog (`max_connections`). `4096` by default.
+    public var maxConnections = 4096
+    /// Seconds to receive a request's head (`header_timeout_seconds`). `10` by default.
+    public var headerTimeoutSeconds = 10.0
+    /// Seconds an idle keep-alive connection is kept (`idle_timeout_seconds`). `75` by default.
+    public var idleTimeoutSeconds = 75.0
+    /// Request line and headers limit, bytes (`max_header_bytes`). `8192` by default.
+    public var maxHeaderBytes = 8192
+    /// Request body limit, bytes (`max_body_bytes`). `1048576` by default.
+    public var maxBodyBytes = 1 << 20
+    /// Seconds in-flight requests get on SIGTERM (`shutdown_grace_seconds`). `10` by default.
+    public var shutdownGraceSeconds = 10.0
+    /// One line per request on stdout (`access_log`). `false` by default.
+    public var accessLog = false
+    /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). API.md's three by default.
+    public var grids: [GridSpec] = GridSpec.defaults
+
+    public init() {}
+}

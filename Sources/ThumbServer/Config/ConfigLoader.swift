@@ -1,0 +1,171 @@
+import Foundation
+import Rendering
+
+/// A configuration that cannot be used, in one sentence naming the key, flag or path.
+public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Builds a `Config` from, in rising precedence: the defaults, the config file (`--config FILE`,
+/// else `config/thumbd.json` when it exists), `THUMBD_<KEY>` environment variables, and flags
+/// (`--key value` or `--key=value`, `_` in keys written `-`).
+public enum ConfigLoader {
+    /// Read when no `--config` is given and the file exists.
+    public static let defaultPath = "config/thumbd.json"
+
+    public enum Outcome: Sendable, Equatable {
+        case run(Config)
+        /// `--help` was given: print this and exit 0.
+        case help(String)
+    }
+
+    /// - Throws: `ConfigError` for an unreadable or malformed file, an unknown key or flag, or a
+    ///   value of the wrong type or out of range.
+    public static func load(arguments: [String], environment: [String: String]) throws(ConfigError) -> Outcome {
+        let flags = try parseFlags(arguments)
+        if flags.contains(where: { $0.name == "help" }) { return .help(helpText()) }
+        var config = Config()
+        if let path = flags.last(where: { $0.name == "config" })?.value {
+            try apply(file: path, to: &config)
+        } else if FileManager.default.fileExists(atPath: defaultPath) {
+            try apply(file: defaultPath, to: &config)
+        }
+        for option in ConfigOption.all {
+            if let text = environment[option.environmentName], !option.set(&config, text) {
+                throw ConfigError("environment variable \(option.environmentName)=\(text) is not a valid \(describe(option))")
+            }
+        }
+        for flag in flags where flag.name != "config" {
+            guard let option = ConfigOption.all.first(where: { $0.key == flag.name }) else {
+                throw ConfigError("unknown option --\(flag.name.replacingOccurrences(of: "_", with: "-")); see --help")
+            }
+            let text = flag.value ?? (option.kind == .boolean ? "true" : "")
+            guard option.set(&config, text) else {
+                throw ConfigError("\(option.flag) \(text) is not a valid \(describe(option))")
+            }
+        }
+        try validate(config)
+        return .run(config)
+    }
+
+    /// The `--help` text: usage, then every option with its default.
+    public static func helpText() -> String {
+        let defaults = Config()
+        var lines = ["usage: thumbd --library DIR [--port 8080] [--host 127.0.0.1] [--cache-dir DIR] [--config FILE] [options]",
+                     "",
+                     "Serves grid thumbnails of the photos under --library (see README.md).",
+                     "Precedence: defaults < config file (--config FILE, else \(defaultPath) if present) < THUMBD_* environment < flags.",
+                     "",
+                     "options (flag / environment variable: meaning, default):",
+                     "  --config FILE: JSON config file, default \(defaultPath)",
+                     "  --help: print this and exit"]
+        for option in ConfigOption.all {
+            let value = option.get(defaults)
+            lines.append("  \(option.flag) / \(option.environmentName): \(option.help), default \(value.isEmpty ? "(none)" : value)")
+        }
+        lines.append("  grids (config file only): " + defaults.grids.map { "\($0.name)=\($0.width)x\($0.height) \($0.fit.rawValue)" }.joined(separator: ", "))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private struct Flag { let name: String; let value: String? }
+
+    private static func parseFlags(_ arguments: [String]) throws(ConfigError) -> [Flag] {
+        var flags: [Flag] = []
+        var i = 0
+        while i < arguments.count {
+            let argument = arguments[i]
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw ConfigError("unexpected argument '\(argument)'; options look like --library DIR (see --help)")
+            }
+            let body = argument.dropFirst(2)
+            if let eq = body.firstIndex(of: "=") {
+                flags.append(Flag(name: key(body[..<eq]), value: String(body[body.index(after: eq)...])))
+            } else {
+                let name = key(body)
+                let isBoolean = name == "help" || ConfigOption.all.first { $0.key == name }?.kind == .boolean
+                if !isBoolean, i + 1 < arguments.count {
+                    flags.append(Flag(name: name, value: arguments[i + 1]))
+                    i += 1
+                } else if isBoolean {
+                    flags.append(Flag(name: name, value: nil))
+                } else {
+                    throw ConfigError("option --\(body) needs a value")
+                }
+            }
+            i += 1
+        }
+        return flags
+    }
+
+    private static func key<S: StringProtocol>(_ flag: S) -> String { flag.replacingOccurrences(of: "-", with: "_") }
+
+    private static func describe(_ option: ConfigOption) -> String {
+        switch option.kind {
+        case .string: "string for \(option.key)"
+        case .integer: "integer for \(option.key) (\(option.help))"
+        case .number: "number for \(option.key) (\(option.help))"
+        case .boolean: "boolean (true/false) for \(option.key)"
+        }
+    }
+
+    private static func apply(file path: String, to config: inout Config) throws(ConfigError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError("cannot read the config file \(path)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data), let root = object as? [String: Any] else {
+            throw ConfigError("the config file \(path) is not a JSON object")
+        }
+        for (key, value) in root.sorted(by: { $0.key < $1.key }) {
+            if key == "grids" {
+                config.grids = try grids(from: value, path: path)
+                continue
+            }
+            guard let option = ConfigOption.all.first(where: { $0.key == key }) else {
+                throw ConfigError("unknown key '\(key)' in the config file \(path)")
+            }
+            let text: String?
+            switch option.kind {
+            case .string: text = value as? String
+            case .boolean: text = (value as? Bool).map { String($0) }
+            case .integer: text = (value as? NSNumber).flatMap { n in
+                    n.doubleValue == n.doubleValue.rounded() && !(value is Bool) ? String(n.int64Value) : nil }
+            case .number: text = (value as? NSNumber).flatMap { n in value is Bool ? nil : String(n.doubleValue) }
+            }
+            guard let text, option.set(&config, text) else {
+                throw ConfigError("key '\(key)' in the config file \(path) must be a \(describe(option))")
+            }
+        }
+    }
+
+    private static func grids(from value: Any, path: String) throws(ConfigError) -> [GridSpec] {
+        guard let list = value as? [[String: Any]], !list.isEmpty else {
+            throw ConfigError("key 'grids' in the config file \(path) must be a non-empty array of {\"name\",\"width\",\"height\",\"fit\"}")
+        }
+        var specs: [GridSpec] = []
+        for item in list {
+            guard let name = item["name"] as? String, let width = (item["width"] as? NSNumber)?.intValue,
+                  let height = (item["height"] as? NSNumber)?.intValue,
+                  let fit = (item["fit"] as? String).flatMap(Fit.init(rawValue:)) else {
+                throw ConfigError("key 'grids' in the config file \(path): each grid needs name (string), width, height (px) and fit (contain or cover)")
+            }
+            specs.append(GridSpec(name: name, width: width, height: height, fit: fit))
+        }
+        return specs
+    }
+
+    static func validate(_ config: Config) throws(ConfigError) {
+        if config.library.isEmpty {
+            throw ConfigError("no library: give --library DIR (or THUMBD_LIBRARY, or 'library' in the config file)")
+        }
+        var names = Set<String>()
+        for grid in config.grids {
+            guard !grid.name.isEmpty, !grid.name.contains("/"), names.insert(grid.name).inserted else {
+                throw ConfigError("key 'grids': grid names must be non-empty, unique and contain no '/' (got '\(grid.name)')")
+            }
+            guard (1...16384).contains(grid.width), (1...16384).contains(grid.height) else {
+                throw ConfigError("key 'grids': grid '\(grid.name)' needs width and height in 1...16384 px")
+            }
+        }
+    }
+}

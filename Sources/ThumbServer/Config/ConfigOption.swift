@@ -1,0 +1,75 @@
+/// One scalar configuration key: its name in the config file, its `THUMBD_*` variable and
+/// `--flag`, its help text, and how to read and write it on `Config`.
+struct ConfigOption: Sendable {
+    enum Kind: Sendable { case string, integer, number, boolean }
+
+    let key: String
+    let kind: Kind
+    let help: String
+    let get: @Sendable (Config) -> String
+    let set: @Sendable (inout Config, String) -> Bool
+
+    var environmentName: String { "THUMBD_" + key.uppercased() }
+    var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
+
+    static func string(_ key: String, _ path: WritableKeyPath<Config, String> & Sendable, _ help: String) -> ConfigOption {
+        ConfigOption(key: key, kind: .string, help: help, get: { $0[keyPath: path] },
+                     set: { config, text in config[keyPath: path] = text; return true })
+    }
+
+    static func integer(_ key: String, _ path: WritableKeyPath<Config, Int> & Sendable, _ help: String,
+                        range: ClosedRange<Int>) -> ConfigOption {
+        ConfigOption(key: key, kind: .integer, help: help, get: { String($0[keyPath: path]) },
+                     set: { config, text in
+                         guard let value = Int(text), range.contains(value) else { return false }
+                         config[keyPath: path] = value
+                         return true
+                     })
+    }
+
+    static func number(_ key: String, _ path: WritableKeyPath<Config, Double> & Sendable, _ help: String,
+                       range: ClosedRange<Double>) -> ConfigOption {
+        ConfigOption(key: key, kind: .number, help: help, get: { String($0[keyPath: path]) },
+                     set: { config, text in
+                         guard let value = Double(text), range.contains(value) else { return false }
+                         config[keyPath: path] = value
+                         return true
+                     })
+    }
+
+    static func boolean(_ key: String, _ path: WritableKeyPath<Config, Bool> & Sendable, _ help: String) -> ConfigOption {
+        ConfigOption(key: key, kind: .boolean, help: help, get: { String($0[keyPath: path]) },
+                     set: { config, text in
+                         switch text.lowercased() {
+                         case "true", "1", "yes", "on": config[keyPath: path] = true
+                         case "false", "0", "no", "off": config[keyPath: path] = false
+                         default: return false
+                         }
+                         return true
+                     })
+    }
+
+    /// Every scalar key, in the order `--help` lists them.
+    static let all: [ConfigOption] = [
+        .string("library", \.library, "photo library root directory (required)"),
+        .string("host", \.host, "address to bind"),
+        .integer("port", \.port, "TCP port (0 = any free port)", range: 0...65535),
+        .string("cache_dir", \.cacheDirectory, "disk cache directory"),
+        .integer("memory_cache_bytes", \.memoryCacheBytes, "memory cache limit, bytes", range: 0...(1 << 40)),
+        .integer("disk_cache_bytes", \.diskCacheBytes, "disk cache limit, bytes", range: 0...(1 << 50)),
+        .integer("render_workers", \.renderWorkers, "render threads (0 = one per core)", range: 0...256),
+        .integer("render_queue_limit", \.renderQueueLimit, "misses waiting for a render before 503", range: 1...1_000_000),
+        .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
+        .boolean("webp", \.webp, "serve WebP to clients that accept it"),
+        .integer("max_source_pixels", \.maxSourcePixels, "source pixel limit (width x height)", range: 1...(1 << 40)),
+        .integer("max_source_bytes", \.maxSourceBytes, "source file size limit, bytes (0 = none)", range: 0...(1 << 50)),
+        .string("cache_control", \.cacheControl, "Cache-Control header of thumbnails"),
+        .integer("max_connections", \.maxConnections, "open connections before new ones wait", range: 1...1_000_000),
+        .number("header_timeout_seconds", \.headerTimeoutSeconds, "seconds to receive request headers", range: 0.1...3600),
+        .number("idle_timeout_seconds", \.idleTimeoutSeconds, "seconds an idle keep-alive connection is kept", range: 0.1...86400),
+        .integer("max_header_bytes", \.maxHeaderBytes, "request line + headers limit, bytes", range: 256...(1 << 20)),
+        .integer("max_body_bytes", \.maxBodyBytes, "request body limit, bytes", range: 0...(1 << 30)),
+        .number("shutdown_grace_seconds", \.shutdownGraceSeconds, "seconds in-flight requests get on SIGTERM", range: 0...600),
+        .boolean("access_log", \.accessLog, "one line per request on stdout"),
+    ]
+}

@@ -1,0 +1,36 @@
+/// Percent-decoding of one path segment, exactly once, by RFC 3986 §2.1: `%HH` becomes the byte
+/// HH, `+` stays a plus sign, and the result must be valid UTF-8.
+enum PercentDecoding {
+    /// The decoded segment, or nil for an invalid escape (`%`, `%G1`, `%4`) or invalid UTF-8.
+    static func decode<S: StringProtocol>(_ segment: S) -> String? {
+        let utf8 = segment.utf8
+        guard utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var i = utf8.startIndex
+        while i != utf8.endIndex {
+            let byte = utf8[i]
+            if byte == UInt8(ascii: "%") {
+                let h = utf8.index(after: i)
+                guard h != utf8.endIndex else { return nil }
+                let l = utf8.index(after: h)
+                guard l != utf8.endIndex, let high = hexValue(utf8[h]), let low = hexValue(utf8[l]) else { return nil }
+                bytes.append(high << 4 | low)
+                i = utf8.index(after: l)
+            } else {
+                bytes.append(byte)
+                i = utf8.index(after: i)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

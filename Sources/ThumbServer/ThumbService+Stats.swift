@@ -1,0 +1,94 @@
+import Foundation
+import Thumbnails
+
+/// `GET /stats` (API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
+/// numbers, read once per request from the caches, the render statistics and the request counters.
+extension ThumbService {
+    /// Everything `/stats` and `/metrics` report, read at one moment.
+    struct StatsSnapshot {
+        var uptime: Double
+        var requests: RequestStatistics.Snapshot
+        var memory: MemoryCache.Statistics
+        var disk: DiskCache.Statistics
+        var renders: RenderStatistics.Snapshot
+        var inFlight: Int
+        var queued: Int
+        var connections: (open: Int, total: Int)
+    }
+
+    func statsSnapshot() -> StatsSnapshot {
+        let counts = pipeline.renderCounts
+        return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
+                             memory: pipeline.memory.statistics, disk: pipeline.disk.statistics,
+                             renders: pipeline.renderStatistics.snapshot,
+                             inFlight: counts.inFlight, queued: counts.queued,
+                             connections: connectionCounts.withLock { $0?() } ?? (0, 0))
+    }
+
+    func statsJSON() -> String {
+        let s = statsSnapshot()
+        let byStatus = s.requests.byStatus.keys.sorted().map { "\"\($0)\":\(s.requests.byStatus[$0]!)" }
+        func ms(_ value: Double) -> String { String(format: "%.1f", value) }
+        return """
+        {"uptime_seconds":\(String(format: "%.1f", s.uptime)),\
+        "requests":{"total":\(s.requests.total),"by_status":{\(byStatus.joined(separator: ","))}},\
+        "memory_cache":{"entries":\(s.memory.entries),"bytes":\(s.memory.bytes),"limit_bytes":\(s.memory.limitBytes),\
+        "hits":\(s.memory.hits),"misses":\(s.memory.misses),"evictions":\(s.memory.evictions)},\
+        "disk_cache":{"entries":\(s.disk.entries),"bytes":\(s.disk.bytes),"limit_bytes":\(s.disk.limitBytes),\
+        "hits":\(s.disk.hits),"misses":\(s.disk.misses),"evictions":\(s.disk.evictions),\
+        "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
+        "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
+        "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),\
+        "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
+        "prefetch":{"jobs":0,"queued":0,"done":0,"skipped":0,"failed":0,"cancelled":0},\
+        "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
+
+        """
+    }
+
+    func metricsText() -> String {
+        let s = statsSnapshot()
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for sample in samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        func histogram(_ name: String, _ help: String, bounds: [Double], buckets: [Int], sum: Double, count: Int) {
+            var samples = zip(bounds, buckets).map { (labels: "_bucket{le=\"\($0)\"}", value: "\($1)") }
+            samples.append((labels: "_bucket{le=\"+Inf\"}", value: "\(count)"))
+            samples.append((labels: "_sum", value: "\(sum)"))
+            samples.append((labels: "_count", value: "\(count)"))
+            out += "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+            for sample in samples { out += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        metric("thumbd_uptime_seconds", "gauge", "Seconds since the server started.", [("", "\(s.uptime)")])
+        metric("thumbd_http_requests_total", "counter", "HTTP responses sent, by status.",
+               s.requests.byStatus.keys.sorted().map { ("{status=\"\($0)\"}", "\(s.requests.byStatus[$0]!)") })
+        histogram("thumbd_http_request_duration_seconds", "Time from request to response written.",
+                  bounds: RequestStatistics.bucketBounds, buckets: s.requests.durationBuckets,
+                  sum: s.requests.durationSumSeconds, count: s.requests.total)
+        let m = s.memory, d = s.disk
+        func tiers(_ memory: Int, _ disk: Int) -> [(labels: String, value: String)] {
+            [("{tier=\"memory\"}", "\(memory)"), ("{tier=\"disk\"}", "\(disk)")]
+        }
+        metric("thumbd_cache_hits_total", "counter", "Cache hits by tier.", tiers(m.hits, d.hits))
+        metric("thumbd_cache_misses_total", "counter", "Cache misses by tier.", tiers(m.misses, d.misses))
+        metric("thumbd_cache_evictions_total", "counter", "Cache evictions by tier.", tiers(m.evictions, d.evictions))
+        metric("thumbd_cache_entries", "gauge", "Cache entries by tier.", tiers(m.entries, d.entries))
+        metric("thumbd_cache_bytes", "gauge", "Cache size by tier, bytes.", tiers(m.bytes, d.bytes))
+        metric("thumbd_cache_limit_bytes", "gauge", "Cache limit by tier, bytes.", tiers(m.limitBytes, d.limitBytes))
+        metric("thumbd_disk_cache_write_errors_total", "counter", "Disk cache writes that failed.", [("", "\(s.disk.writeErrors)")])
+        metric("thumbd_renders_total", "counter", "libvips renders run.", [("", "\(s.renders.total)")])
+        metric("thumbd_renders_failed_total", "counter", "libvips renders that failed.", [("", "\(s.renders.failed)")])
+        metric("thumbd_renders_coalesced_total", "counter", "Requests that joined a lookup already in flight.",
+               [("", "\(s.renders.coalesced)")])
+        metric("thumbd_renders_in_flight", "gauge", "Renders running now.", [("", "\(s.inFlight)")])
+        metric("thumbd_renders_queued", "gauge", "Renders waiting for a worker.", [("", "\(s.queued)")])
+        histogram("thumbd_render_duration_seconds", "Successful render durations.",
+                  bounds: RenderStatistics.bucketBounds, buckets: s.renders.durationBuckets,
+                  sum: s.renders.durationSumSeconds, count: s.renders.total - s.renders.failed)
+        metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
+        metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
+        return out
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HTTP
+import Rendering
+import Thumbnails
+
+/// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (API.md, "Thumbnails").
+extension ThumbService {
+    func respondWithThumbnail(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return completion(APIError.methodNotAllowed("GET, HEAD").response)
+        }
+        let key: CacheKey, asset: ResolvedAsset
+        do {
+            (key, asset) = try cacheKey(for: request)
+        } catch {
+            return completion(error.response)
+        }
+        let cacheControl = configuration.cacheControl
+        if EntityTag.noneMatchHits(request.headers.values("If-None-Match"), etag: key.etag) {
+            var headers = HTTPHeaders()
+            headers.add("ETag", key.etag)
+            headers.add("Cache-Control", cacheControl)
+            headers.add("Vary", "Accept")
+            return completion(HTTPResponse(status: 304, headers: headers))
+        }
+        pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath)) { result in
+            switch result {
+            case .success(let result):
+                var headers = HTTPHeaders()
+                headers.add("Content-Type", result.thumbnail.format.mediaType)
+                headers.add("ETag", key.etag)
+                headers.add("Cache-Control", cacheControl)
+                headers.add("Vary", "Accept")
+                headers.add("X-Cache", result.tier.rawValue)
+                if let ms = result.renderMilliseconds, result.tier == .miss {
+                    headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
+                }
+                completion(HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes))
+            case .failure(let error):
+                completion(Self.apiError(for: error).response)
+            }
+        }
+    }
+
+    /// Parses `/thumbnails/{grid}/{asset path}[?format=…]` and resolves the source.
+    /// - Throws: `APIError` 400 (bad escapes, bad format), 404 (unknown grid, no such asset), 415
+    ///   (not a regular file).
+    func cacheKey(for request: HTTPRequest) throws(APIError) -> (CacheKey, ResolvedAsset) {
+        let rest = request.path.dropFirst("/thumbnails/".count)
+        var segments: [String] = []
+        for raw in rest.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let segment = PercentDecoding.decode(raw) else {
+                throw APIError.badRequest("the path has an invalid percent-escape or is not UTF-8")
+            }
+            if segment.utf8.contains(0) { throw APIError.badRequest("the path contains a NUL byte") }
+            segments.append(segment)
+        }
+        guard let gridName = segments.first, let spec = configuration.grid(named: gridName) else {
+            let names = configuration.grids.map(\.name).joined(separator: ", ")
+            throw APIError.notFound("unknown grid; this server has grids \(names)")
+        }
+        let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
+                                                  webpEnabled: configuration.webpEnabled)
+        let asset: ResolvedAsset
+        do {
+            asset = try library.resolve(Array(segments.dropFirst()))
+        } catch {
+            switch error {
+            case .notFound: throw APIError.notFound("no such asset")
+            case .notRegularFile:
+                throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
+            }
+        }
+        let key = CacheKey(assetPath: asset.assetPath, source: asset.identity, spec: spec,
+                           format: format, quality: configuration.quality)
+        return (key, asset)
+    }
+
+    /// Maps pipeline errors to API.md statuses.
+    static func apiError(for error: ThumbnailError) -> APIError {
+        switch error {
+        case .overloaded:
+            return APIError(status: 503, code: "overloaded", message: "the render queue is full; retry shortly",
+                            headers: ["Retry-After": "1"])
+        case .render(let error):
+            switch error.kind {
+            case .sourceNotFound: return .notFound("no such asset")
+            case .unsupportedSource:
+                return APIError(status: 415, code: "unsupported_source", message: error.message)
+            case .sourceTooLarge:
+                return APIError(status: 422, code: "source_too_large", message: error.message)
+            case .internalFailure:
+                return APIError(status: 500, code: "internal_error", message: "the thumbnail could not be rendered")
+            }
+        }
+    }
+}

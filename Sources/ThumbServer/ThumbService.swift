@@ -1,0 +1,62 @@
+import Foundation
+import HTTP
+import Rendering
+import Synchronization
+import Thumbnails
+
+/// The application behind the HTTP server: routes requests (API.md, "Endpoints") to the
+/// thumbnail pipeline and the stats, and turns results and errors into responses. Holds no
+/// socket state; tests drive it directly through `respond(to:completion:)`.
+public final class ThumbService: HTTPResponder {
+    public let configuration: ServiceConfiguration
+    public let library: Library
+    public let pipeline: ThumbnailPipeline
+    public let requests = RequestStatistics()
+    /// Open and total connections, supplied by whoever runs the socket server.
+    let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
+
+    public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline) {
+        self.configuration = configuration
+        self.library = library
+        self.pipeline = pipeline
+    }
+
+    /// Tells `/stats` where connection counts come from.
+    public func setConnectionCounts(_ provider: @escaping @Sendable () -> (open: Int, total: Int)) {
+        connectionCounts.withLock { $0 = provider }
+    }
+
+    public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        let path = request.path
+        if path.hasPrefix("/thumbnails/") {
+            respondWithThumbnail(to: request, completion: completion)
+            return
+        }
+        let response: HTTPResponse
+        switch path {
+        case "/healthz":
+            response = onlyGet(request) ?? Self.json(status: 200, "{\"status\":\"ok\"}\n")
+        case "/stats":
+            response = onlyGet(request) ?? Self.json(status: 200, statsJSON())
+        case "/metrics":
+            response = onlyGet(request) ?? HTTPResponse(
+                status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                   ("Cache-Control", "no-store")]),
+                body: Array(metricsText().utf8))
+        default:
+            response = APIError.notFound("no such resource").response
+        }
+        completion(response)
+    }
+
+    /// 405 for anything but GET and HEAD on read-only resources.
+    private func onlyGet(_ request: HTTPRequest) -> HTTPResponse? {
+        request.method == "GET" || request.method == "HEAD" ? nil : APIError.methodNotAllowed("GET, HEAD").response
+    }
+
+    static func json(status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status,
+                     headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
+                     body: Array(text.utf8))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Rendering
+
+/// What a requested thumbnail's format is decided by (API.md, "output"): `automatic` is JPEG for
+/// opaque sources and PNG for sources with alpha; the others are forced by `?format=` or chosen
+/// from `Accept: image/webp`.
+public enum FormatChoice: String, Sendable, Hashable {
+    case automatic = "auto"
+    case jpeg, png, webp
+
+    /// The explicit format, or nil for `automatic`.
+    public var format: ImageFormat? {
+        switch self {
+        case .automatic: nil
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        }
+    }
+}
+
+/// The identity of a source file as seen by `stat(2)`: a replaced file (new size or new
+/// modification time) gets new cache keys, so its old thumbnails are never served.
+public struct SourceIdentity: Sendable, Hashable {
+    /// File size, bytes.
+    public var size: Int
+    /// Modification time, ns since the epoch (`st_mtim`).
+    public var modifiedNanoseconds: Int64
+
+    public init(size: Int, modifiedNanoseconds: Int64) {
+        self.size = size
+        self.modifiedNanoseconds = modifiedNanoseconds
+    }
+}
+
+/// The cache key of one thumbnail (API.md, "The cache key covers"): the NFC asset path, the
+/// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
+/// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.
+public struct CacheKey: Sendable, Hashable {
+    /// Bumped whenever rendering changes what bytes a key stands for.
+    public static let pipelineVersion = 1
+
+    public let assetPath: String
+    public let source: SourceIdentity
+    public let spec: GridSpec
+    public let format: FormatChoice
+    /// JPEG/WebP quality, 1...100.
+    public let quality: Int
+    /// The canonical text of every field above; stored in disk entries to rule out collisions.
+    public let canonical: String
+    /// XXH3-128 of `canonical`, 32 hex characters.
+    public let digest: String
+
+    public init(assetPath: String, source: SourceIdentity, spec: GridSpec, format: FormatChoice, quality: Int) {
+        // One cache entry for every spelling: NFD and NFC names are the same asset (API.md).
+        let assetPath = assetPath.precomposedStringWithCanonicalMapping
+        self.assetPath = assetPath
+        self.source = source
+        self.spec = spec
+        self.format = format
+        self.quality = quality
+        // `|` cannot be confused: the path is last and every field before it is fixed-form.
+        let canonical = "v\(Self.pipelineVersion)|\(spec.name):\(spec.width)x\(spec.height):\(spec.fit.rawValue)"
+            + "|\(format.rawValue)|q\(quality)|\(source.size)|\(source.modifiedNanoseconds)|\(assetPath)"
+        self.canonical = canonical
+        self.digest = Digest.hex128(canonical.utf8)
+    }
+
+    /// The strong ETag (RFC 9110 §8.8.3), quoted.
+    public var etag: String { "\"\(digest)\"" }
+}

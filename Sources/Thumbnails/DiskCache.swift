@@ -1,0 +1,232 @@
+import Foundation
+import Rendering
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The second cache tier: one file per thumbnail under `directory`, bounded by bytes, least
+/// recently used evicted first. Recency is tracked by the server (an in-memory LRU list, and each
+/// hit stamps the file's mtime so the order survives a restart); file atime is never relied on.
+///
+/// Entries survive restarts. Writes go to `tmp/` and are renamed into `entries/`, so a reader
+/// never sees a half-written file at an entry's name; every read checks length, key and checksum
+/// (`DiskEntry`) and deletes what fails. Space is reserved and victims are deleted *before* a new
+/// file is written, so the bytes on disk never exceed the limit. Sizes are counted in 4 KiB blocks
+/// as the file system allocates them.
+///
+/// Never throws after start-up: a failed read is a miss, a failed write counts in `writeErrors`.
+/// All methods block on file I/O; call them off the socket queues. Thread-safe: the index and
+/// counters sit behind one `Mutex`; file I/O happens outside it.
+public final class DiskCache: Sendable {
+    /// Counters and gauges for `/stats` (`disk_cache`).
+    public struct Statistics: Sendable, Equatable {
+        public var entries = 0
+        /// Bytes the entries occupy, in 4 KiB blocks.
+        public var bytes = 0
+        public var limitBytes = 0
+        public var hits = 0
+        public var misses = 0
+        public var evictions = 0
+        public var writeErrors = 0
+        /// Entries found truncated, empty or corrupt when read, and deleted.
+        public var corrupt = 0
+    }
+
+    /// Raised by `init` only.
+    public struct SetupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private struct Index {
+        var lru = LRUList<Void>()
+        /// Bytes reserved by writes in progress, counted against the limit.
+        var reserved = 0
+        var writeErrors = 0
+        var corrupt = 0
+        var nextTemporary = 0
+    }
+
+    /// The cache directory (holds `entries/` and `tmp/`).
+    public let directory: String
+    /// The byte limit (default 2 GiB in config).
+    public let limitBytes: Int
+    private let entriesDirectory: String
+    private let temporaryDirectory: String
+    private let index: Mutex<Index>
+
+    /// Opens (creating if needed) the cache at `directory`, deletes leftover temporary files and
+    /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
+    /// - Throws: `SetupError` naming the directory when it cannot be created or listed.
+    public init(directory: String, limitBytes: Int) throws {
+        self.directory = directory
+        self.limitBytes = max(0, limitBytes)
+        entriesDirectory = directory + "/entries"
+        temporaryDirectory = directory + "/tmp"
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(atPath: entriesDirectory, withIntermediateDirectories: true)
+            try fm.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw SetupError(description: "cannot create the cache directory \(directory): \(error.localizedDescription)")
+        }
+        guard access(directory, R_OK | W_OK | X_OK) == 0 else {
+            throw SetupError(description: "the cache directory \(directory) is not readable and writable")
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
+            unlink(temporaryDirectory + "/" + name)
+        }
+        var found: [(digest: String, cost: Int, modified: Int64)] = []
+        for shard in (try? fm.contentsOfDirectory(atPath: entriesDirectory)) ?? [] {
+            let shardPath = entriesDirectory + "/" + shard
+            for name in (try? fm.contentsOfDirectory(atPath: shardPath)) ?? [] {
+                let path = shardPath + "/" + name
+                var st = stat()
+                guard Self.isDigest(name), name.hasPrefix(shard), lstat(path, &st) == 0,
+                      (st.st_mode & S_IFMT) == S_IFREG else {
+                    unlink(path)
+                    continue
+                }
+                found.append((name, Self.blocks(Int(st.st_size)),
+                              Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)))
+            }
+        }
+        found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
+        var initial = Index()
+        for entry in found { initial.lru.insert(entry.digest, (), cost: entry.cost) }
+        var victims: [String] = []
+        while initial.lru.totalCost > self.limitBytes, let oldest = initial.lru.leastRecentKey {
+            initial.lru.remove(oldest)
+            initial.lru.evictions += 1
+            victims.append(oldest)
+        }
+        index = Mutex(initial)
+        for digest in victims { unlink(path(for: digest)) }
+    }
+
+    /// The thumbnail stored for `key`, or nil (a miss). A stored file that fails the checks is
+    /// deleted and counted in `corrupt`. A hit becomes most recently used.
+    public func read(_ key: CacheKey) -> Thumbnail? {
+        let known = index.withLock { state -> Bool in
+            if state.lru.touch(key.digest) != nil { return true }
+            state.lru.misses += 1
+            return false
+        }
+        guard known else { return nil }
+        let path = path(for: key.digest)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        var thumbnail: Thumbnail?
+        if fd >= 0 {
+            if let bytes = Self.readAll(fd) { thumbnail = DiskEntry.decode(bytes, key: key.canonical) }
+            if thumbnail != nil { futimens(fd, nil) }  // stamps mtime = now: the LRU order after a restart
+            close(fd)
+        }
+        guard let thumbnail else {
+            if fd >= 0 { unlink(path) }
+            index.withLock { state in
+                if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
+                state.lru.misses += 1
+            }
+            return nil
+        }
+        index.withLock { $0.lru.hits += 1 }
+        return thumbnail
+    }
+
+    /// True when an entry for `key` is indexed (no I/O, no counting).
+    public func contains(_ key: CacheKey) -> Bool {
+        index.withLock { $0.lru.peek(key.digest) != nil }
+    }
+
+    /// Stores `thumbnail` under `key`, evicting least recently used entries first so the limit
+    /// holds. Returns false (and counts a write error) when the file could not be written; an
+    /// entry larger than the whole limit is skipped and returns false without an error.
+    @discardableResult
+    public func write(_ thumbnail: Thumbnail, for key: CacheKey) -> Bool {
+        let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
+        let cost = Self.blocks(bytes.count)
+        guard cost <= limitBytes else { return false }
+        let digest = key.digest
+        let (victims, temporaryName) = index.withLock { state -> ([String], String) in
+            var victims: [String] = []
+            if state.lru.remove(digest) != nil { victims.append(digest) }
+            while state.lru.totalCost + state.reserved + cost > limitBytes, let oldest = state.lru.leastRecentKey {
+                state.lru.remove(oldest)
+                state.lru.evictions += 1
+                victims.append(oldest)
+            }
+            state.reserved += cost
+            state.nextTemporary += 1
+            return (victims, "\(getpid())-\(state.nextTemporary).tmp")
+        }
+        for victim in victims { unlink(path(for: victim)) }
+
+        let temporaryPath = temporaryDirectory + "/" + temporaryName
+        mkdir(shardDirectory(for: digest), 0o755)  // EEXIST is the usual answer
+        let written = Self.writeAll(bytes, to: temporaryPath) && rename(temporaryPath, path(for: digest)) == 0
+        if !written { unlink(temporaryPath) }
+        index.withLock { state in
+            state.reserved -= cost
+            if written { state.lru.insert(digest, (), cost: cost) } else { state.writeErrors += 1 }
+        }
+        return written
+    }
+
+    public var statistics: Statistics {
+        index.withLock { state in
+            Statistics(entries: state.lru.count, bytes: state.lru.totalCost + state.reserved, limitBytes: limitBytes,
+                       hits: state.lru.hits, misses: state.lru.misses, evictions: state.lru.evictions,
+                       writeErrors: state.writeErrors, corrupt: state.corrupt)
+        }
+    }
+
+    /// `entries/<first two hex digits>/<digest>`: 256 shards keep directories small.
+    func path(for digest: String) -> String {
+        shardDirectory(for: digest) + "/" + digest
+    }
+
+    private func shardDirectory(for digest: String) -> String {
+        entriesDirectory + "/" + digest.prefix(2)
+    }
+
+    private static func blocks(_ size: Int) -> Int { (size + 4095) & ~4095 }
+
+    private static func isDigest(_ name: String) -> Bool {
+        name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    private static func readAll(_ fd: Int32) -> [UInt8]? {
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let size = Int(st.st_size)
+        guard size > 0 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
+            while done < size {
+                let n = Glibc.read(fd, buffer.baseAddress! + done, size - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                done += n
+            }
+            return true
+        }
+        return ok ? bytes : nil
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return false }
+        var done = 0
+        let ok = bytes.withUnsafeBytes { buffer -> Bool in
+            while done < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                done += n
+            }
+            return true
+        }
+        return close(fd) == 0 && ok
+    }
+}

@@ -1,0 +1,71 @@
+import Rendering
+
+/// The on-disk form of one cached thumbnail. A fixed little-endian header, the key's canonical
+/// text, then the encoded image:
+///
+///     magic "THUMBD01" (8) | payload length u64 | XXH64 of payload u64 | format u8 |
+///     width u32 | height u32 | key length u16 | key (UTF-8) | payload
+///
+/// `decode` accepts an entry only when the magic, the key, the exact file length and the
+/// checksum all agree, so a truncated, empty, foreign or corrupt file is never served.
+enum DiskEntry {
+    static let magic: [UInt8] = Array("THUMBD01".utf8)
+    static let fixedHeaderSize = 8 + 8 + 8 + 1 + 4 + 4 + 2
+
+    static func encode(_ thumbnail: Thumbnail, key: String) -> [UInt8] {
+        let keyBytes = Array(key.utf8.prefix(Int(UInt16.max)))
+        var out = [UInt8]()
+        out.reserveCapacity(fixedHeaderSize + keyBytes.count + thumbnail.bytes.count)
+        out += magic
+        append(&out, UInt64(thumbnail.bytes.count))
+        append(&out, Digest.checksum(thumbnail.bytes))
+        out.append(formatCode(thumbnail.format))
+        append(&out, UInt32(truncatingIfNeeded: thumbnail.width))
+        append(&out, UInt32(truncatingIfNeeded: thumbnail.height))
+        append(&out, UInt16(keyBytes.count))
+        out += keyBytes
+        out += thumbnail.bytes
+        return out
+    }
+
+    /// The thumbnail in `file`, or nil when the file is not a complete, intact entry for `key`.
+    static func decode(_ file: [UInt8], key: String) -> Thumbnail? {
+        guard file.count >= fixedHeaderSize, file.starts(with: magic) else { return nil }
+        return file.withUnsafeBytes { raw -> Thumbnail? in
+            let payloadLength = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
+            let checksum = raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian
+            guard let format = format(code: raw[24]) else { return nil }
+            let width = Int(raw.loadUnaligned(fromByteOffset: 25, as: UInt32.self).littleEndian)
+            let height = Int(raw.loadUnaligned(fromByteOffset: 29, as: UInt32.self).littleEndian)
+            let keyLength = Int(raw.loadUnaligned(fromByteOffset: 33, as: UInt16.self).littleEndian)
+            let payloadStart = fixedHeaderSize + keyLength
+            guard payloadLength <= UInt64(Int.max - payloadStart),
+                  file.count == payloadStart + Int(payloadLength),
+                  raw[fixedHeaderSize..<payloadStart].elementsEqual(key.utf8.prefix(Int(UInt16.max))) else { return nil }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[payloadStart...])
+            guard Digest.checksum(payload) == checksum else { return nil }
+            return Thumbnail(bytes: Array(payload), format: format, width: width, height: height)
+        }
+    }
+
+    private static func append<T: FixedWidthInteger>(_ out: inout [UInt8], _ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { out += $0 }
+    }
+
+    private static func formatCode(_ format: ImageFormat) -> UInt8 {
+        switch format {
+        case .jpeg: 1
+        case .png: 2
+        case .webp: 3
+        }
+    }
+
+    private static func format(code: UInt8) -> ImageFormat? {
+        switch code {
+        case 1: .jpeg
+        case 2: .png
+        case 3: .webp
+        default: nil
+        }
+    }
+}

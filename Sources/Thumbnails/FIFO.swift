@@ -1,0 +1,24 @@
+/// A first-in first-out queue over an array with a moving head: O(1) amortised push and pop.
+struct FIFO<Element> {
+    private var items: [Element] = []
+    private var head = 0
+
+    var count: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
+
+    mutating func push(_ element: Element) { items.append(element) }
+
+    mutating func pop() -> Element? {
+        guard head < items.count else { return nil }
+        let element = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+}

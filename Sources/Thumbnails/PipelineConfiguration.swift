@@ -1,0 +1,23 @@
+/// Settings of the cache and render pipeline. Every default matches `config/thumbd.json`.
+public struct PipelineConfiguration: Sendable {
+    /// Where the disk cache lives (`entries/`, `tmp/`). Created if missing.
+    public var cacheDirectory: String
+    /// Memory cache bound, bytes. `256 MiB` by default.
+    public var memoryLimitBytes: Int = 256 << 20
+    /// Disk cache bound, bytes (counted in 4 KiB blocks). `2 GiB` by default.
+    public var diskLimitBytes: Int = 2 << 30
+    /// Render worker threads; 0 = one per core. `0` by default.
+    public var renderWorkers: Int = 0
+    /// Client misses allowed to wait for a render worker before new ones get 503. `1024` by default.
+    public var renderQueueLimit: Int = 1024
+    /// Source pixel limit (width × height from the header, before decoding). `100_000_000` by default.
+    public var maxSourcePixels: Int = 100_000_000
+    /// Source file size limit, bytes; 0 = none. `256 MiB` by default.
+    public var maxSourceBytes: Int = 256 << 20
+    /// JPEG and WebP quality, 1...100. `80` by default.
+    public var quality: Int = 80
+
+    public init(cacheDirectory: String) {
+        self.cacheDirectory = cacheDirectory
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Synchronization
+
+/// A bounded pool of render worker threads fed from two queues: foreground work (client misses)
+/// always runs first; background work (prefetch) is grouped by job, the newest group first, and
+/// never occupies every worker, so a client miss finds a free worker within one render.
+/// Dedicated threads, not Dispatch: a libvips render blocks its thread for tens of ms.
+/// Thread-safe: queues and counters sit behind one `NSCondition`.
+public final class RenderScheduler: @unchecked Sendable {
+    /// Where a work item goes.
+    public enum Priority: Sendable, Equatable {
+        case foreground
+        /// Prefetch work of one job; higher `group` numbers are newer and run first.
+        case background(group: Int)
+    }
+
+    /// Number of worker threads (default: one per core).
+    public let workerCount: Int
+    /// Most foreground items that may wait; beyond it `enqueue` refuses (the caller answers 503).
+    public let foregroundLimit: Int
+    /// Most background items running at once: `workerCount - 1`, at least 1.
+    public let backgroundConcurrency: Int
+
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var foreground = FIFO<@Sendable () -> Void>()
+    private var background: [(group: Int, items: FIFO<@Sendable () -> Void>)] = []  // sorted, newest group last
+    private var runningForeground = 0
+    private var runningBackground = 0
+    private var stopping = false
+
+    /// Starts `workers` threads (0 = one per core).
+    /// - Parameter foregroundLimit: foreground items allowed to wait (default 1,024).
+    public init(workers: Int = 0, foregroundLimit: Int = 1024) {
+        workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        self.foregroundLimit = max(1, foregroundLimit)
+        backgroundConcurrency = max(1, workerCount - 1)
+        for index in 0..<workerCount {
+            let thread = Thread { [self] in run() }
+            thread.name = "thumbd-render-\(index)"
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    /// Queues `work`. Returns false, without queueing, when the foreground queue is full.
+    @discardableResult
+    public func enqueue(_ priority: Priority, _ work: @escaping @Sendable () -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        switch priority {
+        case .foreground:
+            guard foreground.count < foregroundLimit else { return false }
+            foreground.push(work)
+        case .background(let group):
+            if let i = background.lastIndex(where: { $0.group == group }) {
+                background[i].items.push(work)
+            } else {
+                var items = FIFO<@Sendable () -> Void>()
+                items.push(work)
+                let position = background.firstIndex { $0.group > group } ?? background.endIndex
+                background.insert((group, items), at: position)
+            }
+        }
+        condition.signal()
+        return true
+    }
+
+    /// Drops every queued item of background `group`; returns how many were dropped. Items
+    /// already running finish.
+    @discardableResult
+    public func cancel(group: Int) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let i = background.firstIndex(where: { $0.group == group }) else { return 0 }
+        return background.remove(at: i).items.count
+    }
+
+    /// Items waiting, and items running, in each queue.
+    public var counts: (queuedForeground: Int, queuedBackground: Int, running: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (foreground.count, background.reduce(0) { $0 + $1.items.count },
+                runningForeground + runningBackground)
+    }
+
+    /// Lets the workers exit once the queues are empty.
+    public func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            var next: (work: @Sendable () -> Void, isBackground: Bool)?
+            while next == nil {
+                if let work = foreground.pop() {
+                    next = (work, false)
+                    runningForeground += 1
+                } else if runningBackground < backgroundConcurrency, !background.isEmpty {
+                    let last = background.count - 1
+                    next = (background[last].items.pop()!, true)
+                    if background[last].items.isEmpty { background.removeLast() }
+                    runningBackground += 1
+                } else if stopping {
+                    condition.unlock()
+                    return
+                } else {
+                    condition.wait()
+                }
+            }
+            condition.unlock()
+            next!.work()
+            condition.lock()
+            if next!.isBackground { runningBackground -= 1 } else { runningForeground -= 1 }
+            condition.signal()  // a background item may have been waiting for a slot
+            condition.unlock()
+        }
+    }
+}

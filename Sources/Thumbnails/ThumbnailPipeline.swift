@@ -1,0 +1,207 @@
+import Dispatch
+import Foundation
+import Rendering
+import Synchronization
+
+/// Which tier answered a request (the `X-Cache` header of API.md).
+public enum CacheTier: String, Sendable {
+    case memory = "HIT-MEMORY"
+    case disk = "HIT-DISK"
+    case miss = "MISS"
+}
+
+/// One thumbnail to produce: its key and the resolved source file.
+public struct ThumbnailRequest: Sendable {
+    public var key: CacheKey
+    /// Absolute path of the source, already resolved inside the library.
+    public var sourcePath: String
+
+    public init(key: CacheKey, sourcePath: String) {
+        self.key = key
+        self.sourcePath = sourcePath
+    }
+}
+
+/// A thumbnail and how it was obtained.
+public struct ThumbnailResult: Sendable {
+    public var thumbnail: Thumbnail
+    public var tier: CacheTier
+    /// Render time of the render this request waited for, ms; nil for hits.
+    public var renderMilliseconds: Double?
+}
+
+/// Why no thumbnail could be given.
+public enum ThumbnailError: Error, Sendable, Equatable {
+    /// The source could not be rendered (its kind maps to 404/415/422/500).
+    case render(RenderError)
+    /// The render queue is full (503 with `Retry-After`).
+    case overloaded
+}
+
+public typealias ThumbnailCompletion = @Sendable (Result<ThumbnailResult, ThumbnailError>) -> Void
+
+/// The cache and render pipeline: memory cache → disk cache → render, with coalescing.
+///
+/// Concurrent requests for one key share one lookup: the first becomes the flight's leader, the
+/// rest wait on it (`renders.coalesced`) and get the same bytes or the same error. A failed render
+/// is not remembered; the next request tries again. Disk hits are promoted to memory; renders for
+/// clients go to memory and disk, renders for prefetch only to disk (a large prefetch must not
+/// flush what clients are looking at). Disk reads run on `diskQueue`, renders on the
+/// `RenderScheduler`; nothing here blocks the caller except a memory lookup.
+public final class ThumbnailPipeline: Sendable {
+    public let configuration: PipelineConfiguration
+    public let memory: MemoryCache
+    public let disk: DiskCache
+    public let scheduler: RenderScheduler
+    public let renderStatistics = RenderStatistics()
+    let renderer: Renderer
+    let flights = Mutex<[String: Flight]>([:])
+    let diskQueue = DispatchQueue(label: "thumbd.disk", qos: .userInitiated, attributes: .concurrent)
+
+    /// A lookup in progress for one key, and the requests waiting on it.
+    struct Flight {
+        var waiters: [ThumbnailCompletion]
+        /// Set once the outcome is known; joiners after that get it at once.
+        var outcome: Result<ThumbnailResult, ThumbnailError>?
+        /// Whether the render has been queued in the foreground (a client waits on it).
+        var foreground: Bool
+        /// Whether a worker has begun the render; later copies of the work item do nothing.
+        var started = false
+    }
+
+    /// Opens the disk cache and starts the render workers.
+    /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
+    public init(configuration: PipelineConfiguration, renderer: Renderer = Renderer()) throws {
+        self.configuration = configuration
+        self.renderer = renderer
+        memory = MemoryCache(limitBytes: configuration.memoryLimitBytes)
+        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
+        scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit)
+    }
+
+    /// Answers a client request. `completion` runs exactly once: synchronously on a memory hit,
+    /// otherwise later on a disk or render thread.
+    public func thumbnail(for request: ThumbnailRequest, completion: @escaping ThumbnailCompletion) {
+        let digest = request.key.digest
+        if let thumbnail = memory.value(for: digest) {
+            completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .memory)))
+            return
+        }
+        enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>), boosted }
+        let role = flights.withLock { flights -> Role in
+            guard var flight = flights[digest] else {
+                flights[digest] = Flight(waiters: [completion], foreground: true)
+                return .leader
+            }
+            if let outcome = flight.outcome { return .done(outcome) }
+            flight.waiters.append(completion)
+            let boost = !flight.foreground && !flight.started
+            flight.foreground = true
+            flights[digest] = flight
+            return boost ? .boosted : .waiter
+        }
+        switch role {
+        case .leader:
+            diskQueue.async { self.lookUpDisk(request) }
+        case .waiter:
+            renderStatistics.recordCoalesced()
+        case .boosted:
+            // A prefetch of this key is queued behind other prefetch work: run it now.
+            renderStatistics.recordCoalesced()
+            if !scheduler.enqueue(.foreground, { self.render(request, prefetch: false) }) {
+                finish(digest, with: .failure(.overloaded))
+            }
+        case .done(let outcome):
+            renderStatistics.recordCoalesced()
+            completion(outcome)
+        }
+    }
+
+    /// The leader's second step: the disk cache, then a render.
+    private func lookUpDisk(_ request: ThumbnailRequest) {
+        let digest = request.key.digest
+        if let thumbnail = disk.read(request.key) {
+            memory.insert(thumbnail, for: digest)
+            finish(digest, with: .success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
+            removeFlight(digest)
+            return
+        }
+        if !scheduler.enqueue(.foreground, { self.render(request, prefetch: false) }) {
+            finish(digest, with: .failure(.overloaded))
+            removeFlight(digest)
+        }
+    }
+
+    /// Runs one render (once per flight, however many copies of the work item were queued),
+    /// completes the waiters, then stores the result.
+    func render(_ request: ThumbnailRequest, prefetch: Bool) {
+        let digest = request.key.digest
+        let first = flights.withLock { flights -> Bool in
+            guard var flight = flights[digest], !flight.started, flight.outcome == nil else { return false }
+            flight.started = true
+            flights[digest] = flight
+            return true
+        }
+        guard first else { return }
+        let forClient = flights.withLock { $0[digest]?.foreground ?? false }
+        let outcome = renderNow(request, prefetch: prefetch && !forClient)
+        defer { removeFlight(digest) }
+        switch outcome {
+        case .success(let result):
+            // A client that joined while the render ran still wants it in memory.
+            if flights.withLock({ $0[digest]?.foreground ?? false }) { memory.insert(result.thumbnail, for: digest) }
+            finish(digest, with: .success(result))
+            disk.write(result.thumbnail, for: request.key)
+        case .failure(let error):
+            finish(digest, with: .failure(error))
+        }
+    }
+
+    /// libvips work for one request, timed and counted. Checks the byte limit first.
+    private func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
+        let limit = configuration.maxSourceBytes
+        if limit > 0, request.key.source.size > limit {
+            return .failure(.render(RenderError(kind: .sourceTooLarge,
+                message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
+        }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let renderRequest = RenderRequest(sourcePath: request.sourcePath, spec: request.key.spec,
+                                          format: request.key.format.format, quality: request.key.quality,
+                                          maxPixels: configuration.maxSourcePixels)
+        let result = Result { () throws(RenderError) in try renderer.render(renderRequest) }
+        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+        switch result {
+        case .success(let thumbnail):
+            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch)
+            return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))
+        case .failure(let error):
+            renderStatistics.recordRender(milliseconds: milliseconds, failed: true, prefetch: prefetch)
+            return .failure(.render(error))
+        }
+    }
+
+    /// Records the outcome and completes every waiter (outside the lock).
+    func finish(_ digest: String, with outcome: Result<ThumbnailResult, ThumbnailError>) {
+        let waiters = flights.withLock { flights -> [ThumbnailCompletion] in
+            guard var flight = flights[digest] else { return [] }
+            let waiters = flight.waiters
+            flight.waiters = []
+            // Failures are not remembered: the next request tries again.
+            if case .success = outcome { flight.outcome = outcome; flights[digest] = flight } else { flights[digest] = nil }
+            return waiters
+        }
+        for waiter in waiters { waiter(outcome) }
+    }
+
+    func removeFlight(_ digest: String) {
+        flights.withLock { flights in
+            if flights[digest]?.outcome != nil || flights[digest]?.waiters.isEmpty == true { flights[digest] = nil }
+        }
+    }
+
+    /// Counts for `/stats` (`renders.in_flight`, `renders.queued`).
+    public var renderCounts: (inFlight: Int, queued: Int) {
+        let counts = scheduler.counts
+        return (counts.running, counts.queuedForeground + counts.queuedBackground)
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Rendering
+import Testing
+@testable import Thumbnails
+
+@Suite struct DiskCacheTests {
+    func key(_ name: String, mtime: Int64 = 1) -> CacheKey {
+        CacheKey(assetPath: name, source: SourceIdentity(size: 10, modifiedNanoseconds: mtime),
+                 spec: GridSpec.defaults[1], format: .automatic, quality: 80)
+    }
+
+    func thumbnail(_ size: Int, fill: UInt8 = 9) -> Thumbnail {
+        Thumbnail(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0) ^ fill }, format: .png, width: 33, height: 44)
+    }
+
+    /// Bytes the entry files occupy, counted in 4 KiB blocks like `du`.
+    func bytesOnDisk(_ directory: String) -> Int {
+        let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
+        return files.reduce(0) { total, file in
+            var st = stat()
+            guard stat(directory + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
+            return total + Int(st.st_blocks) * 512
+        }
+    }
+
+    @Test func roundTripsAndSurvivesARestart() throws {
+        let dir = TemporaryDirectory()
+        let original = thumbnail(5000)
+        do {
+            let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+            #expect(cache.write(original, for: key("a.jpg")))
+            #expect(cache.read(key("a.jpg"))?.bytes == original.bytes)
+        }
+        let reopened = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        let read = try #require(reopened.read(key("a.jpg")))
+        #expect(read.bytes == original.bytes)
+        #expect(read.format == .png)
+        #expect(read.width == 33 && read.height == 44)
+        #expect(reopened.statistics.entries == 1)
+        #expect(reopened.statistics.hits == 1)
+        #expect(reopened.read(key("a.jpg", mtime: 2)) == nil)  // a replaced source is another key
+    }
+
+    @Test(arguments: ["empty", "half", "flipped"])
+    func damagedEntriesAreDeletedNotServed(damage: String) throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        let k = key("b.jpg")
+        cache.write(thumbnail(3000), for: k)
+        let path = cache.path(for: k.digest)
+        var bytes = try #require(FileManager.default.contents(atPath: path).map { [UInt8]($0) })
+        switch damage {
+        case "empty": bytes = []
+        case "half": bytes = Array(bytes.prefix(bytes.count / 2))
+        default: bytes[bytes.count - 10] ^= 0xff
+        }
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        #expect(cache.read(k) == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(cache.statistics.corrupt == 1)
+        #expect(cache.statistics.entries == 0)
+        // Planted before a restart: indexed at start, then refused on read.
+        cache.write(thumbnail(3000), for: k)
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let reopened = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        #expect(reopened.read(k) == nil)
+        #expect(reopened.statistics.corrupt == 1)
+    }
+
+    @Test func theLimitIsNeverExceededOnDisk() throws {
+        let dir = TemporaryDirectory()
+        let limit = 3 << 20
+        let cache = try DiskCache(directory: dir.path, limitBytes: limit)
+        for i in 0..<300 {
+            cache.write(thumbnail(20_000 + (i * 7919) % 60_000, fill: UInt8(i % 200)), for: key("p\(i).jpg"))
+            #expect(bytesOnDisk(dir.path + "/entries") <= limit)
+        }
+        let stats = cache.statistics
+        #expect(stats.bytes <= limit)
+        #expect(stats.evictions > 0)
+        #expect(stats.entries + stats.evictions == 300)
+        #expect(bytesOnDisk(dir.path + "/entries") == stats.bytes)
+    }
+
+    @Test func evictsTheLeastRecentlyReadFirstAcrossARestart() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let cache = try DiskCache(directory: dir.path, limitBytes: 40_960)  // ten 4 KiB blocks
+            for i in 0..<5 { cache.write(thumbnail(8000), for: key("e\(i)")) }  // 2 blocks each: full
+            usleep(20_000)
+            #expect(cache.read(key("e0")) != nil)  // e0 becomes the most recent; e1 the oldest
+        }
+        let cache = try DiskCache(directory: dir.path, limitBytes: 40_960)
+        cache.write(thumbnail(8000), for: key("new"))
+        #expect(cache.contains(key("e0")))
+        #expect(!cache.contains(key("e1")))
+        #expect(cache.statistics.evictions == 1)
+    }
+
+    @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {
+        let dir = TemporaryDirectory()
+        dir.write("tmp/123-4.tmp", [1, 2, 3])
+        dir.write("entries/ab/not-a-digest", [1])
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/tmp/123-4.tmp"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/entries/ab/not-a-digest"))
+        #expect(cache.statistics.entries == 0)
+    }
+
+    @Test func aFailedWriteIsCountedAndLeavesNoFile() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        // Even root cannot create a file inside a regular file: every write now fails.
+        try FileManager.default.removeItem(atPath: dir.path + "/tmp")
+        FileManager.default.createFile(atPath: dir.path + "/tmp", contents: Data())
+        #expect(!cache.write(thumbnail(100), for: key("x")))
+        #expect(cache.statistics.writeErrors == 1)
+        #expect(cache.statistics.entries == 0)
+        #expect(cache.statistics.bytes == 0)
+        #expect(cache.read(key("x")) == nil)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import Thumbnails
+
+@Suite struct LibraryTests {
+    let dir = TemporaryDirectory("thumbd-library")
+    let outside = TemporaryDirectory("thumbd-outside")
+
+    init() {
+        dir.write("2024/a.jpg", [1, 2, 3])
+        dir.write(".hidden.jpg", [1])
+        dir.write("2024/" + "부산 바다.jpg".decomposedStringWithCanonicalMapping, [4, 5])
+        dir.write("서울 야경.jpg".precomposedStringWithCanonicalMapping, [6])
+        outside.write("secret.jpg", [9])
+        symlink(outside.path + "/secret.jpg", dir.path + "/escape.jpg")
+        symlink(dir.path + "/2024/a.jpg", dir.path + "/alias.jpg")
+        mkfifo(dir.path + "/pipe.jpg", 0o644)
+    }
+
+    @Test func resolvesANestedFileWithItsIdentity() throws {
+        let library = try Library(root: dir.path)
+        let asset = try library.resolve(["2024", "a.jpg"])
+        #expect(asset.assetPath == "2024/a.jpg")
+        #expect(asset.identity.size == 3)
+        #expect(asset.absolutePath.hasSuffix("/2024/a.jpg"))
+        #expect(asset.identity.modifiedNanoseconds > 1_600_000_000_000_000_000)
+    }
+
+    @Test func nfcFindsNfdOnDiskAndTheOtherWayRound() throws {
+        let library = try Library(root: dir.path)
+        let viaNFC = try library.resolve(["2024", "부산 바다.jpg".precomposedStringWithCanonicalMapping])
+        let viaNFD = try library.resolve(["2024", "부산 바다.jpg".decomposedStringWithCanonicalMapping])
+        #expect(viaNFC.identity.size == 2)
+        #expect(Array(viaNFC.assetPath.utf8) == Array(viaNFD.assetPath.utf8))
+        let other = try library.resolve(["서울 야경.jpg".decomposedStringWithCanonicalMapping])
+        #expect(other.identity.size == 1)
+    }
+
+    @Test(arguments: [["..", "etc", "passwd"], ["2024", "..", "..", "x"], [".hidden.jpg"], ["escape.jpg"],
+                      ["2024"], ["nope.jpg"], ["2024", ""], ["a/b"], []])
+    func refusesWhatIsNotAServableFileInside(segments: [String]) throws {
+        let library = try Library(root: dir.path)
+        #expect(throws: LibraryError.notFound) { try library.resolve(segments) }
+    }
+
+    @Test func symlinksInsideTheRootAreFollowed() throws {
+        let library = try Library(root: dir.path)
+        #expect(try library.resolve(["alias.jpg"]).identity.size == 3)
+    }
+
+    @Test func aFifoIsRefusedWithoutOpeningIt() throws {
+        let library = try Library(root: dir.path)
+        #expect(throws: LibraryError.notRegularFile) { try library.resolve(["pipe.jpg"]) }
+    }
+
+    @Test func aMissingRootIsRefused() {
+        #expect(throws: LibraryError.notFound) { try Library(root: dir.path + "/missing") }
+    }
+}
