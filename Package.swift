@@ -14,14 +14,16 @@ let package = Package(
         .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
         // xxHash from Debian (`libxxhash-dev`): cache-key digests and disk-entry checksums.
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        // SQLite from Debian (`libsqlite3-dev`): the persisted library index.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         .target(name: "CVipsShim", dependencies: ["CVips"]),
         // HTTP/1.1 parser, serializer and the Dispatch socket server. Knows nothing of thumbnails.
         .target(name: "HTTP"),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
-        // Cache key, memory and disk caches, render scheduler, coalescing pipeline, stats.
-        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash"]),
+        // Library index, cache key, memory and disk caches, render scheduler, coalescing pipeline, prefetch.
+        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash", "CSQLite"]),
         // Routes: URL ⇄ request, path resolution, ETag/304, errors ⇄ status.
         .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
         // Config file + environment + flags, signals, wiring.

@@ -24,3 +24,11 @@ public struct Renderer: Sendable {
     public init() {}
     public func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail { fatalError() }
 }
+public struct SourceInfo: Sendable, Equatable {
+    public var width: Int, height: Int, orientation: Int, displayWidth: Int, displayHeight: Int, pages: Int
+    public var hasAlpha: Bool
+    public var loader: String
+    public var dateTimeOriginal: String?
+    public var offsetTimeOriginal: String?
+}
+extension Renderer { public func probe(path: String) throws(RenderError) -> SourceInfo { fatalError() } }

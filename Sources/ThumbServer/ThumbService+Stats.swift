@@ -14,6 +14,7 @@ extension ThumbService {
         var inFlight: Int
         var queued: Int
         var connections: (open: Int, total: Int)
+        var prefetch: Prefetcher.Statistics
     }
 
     func statsSnapshot() -> StatsSnapshot {
@@ -22,7 +23,8 @@ extension ThumbService {
                              memory: pipeline.memory.statistics, disk: pipeline.disk.statistics,
                              renders: pipeline.renderStatistics.snapshot,
                              inFlight: counts.inFlight, queued: counts.queued,
-                             connections: connectionCounts.withLock { $0?() } ?? (0, 0))
+                             connections: connectionCounts.withLock { $0?() } ?? (0, 0),
+                             prefetch: prefetcher.statistics)
     }
 
     func statsJSON() -> String {
@@ -40,7 +42,8 @@ extension ThumbService {
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
         "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
-        "prefetch":{"jobs":0,"queued":0,"done":0,"skipped":0,"failed":0,"cancelled":0},\
+        "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
+        "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
 
         """
@@ -87,6 +90,11 @@ extension ThumbService {
         histogram("thumbd_render_duration_seconds", "Successful render durations.",
                   bounds: RenderStatistics.bucketBounds, buckets: s.renders.durationBuckets,
                   sum: s.renders.durationSumSeconds, count: s.renders.total - s.renders.failed)
+        metric("thumbd_prefetch_jobs_total", "counter", "Prefetch jobs started.", [("", "\(s.prefetch.jobs)")])
+        metric("thumbd_prefetch_queued", "gauge", "Prefetch items waiting for a worker.", [("", "\(s.prefetch.queued)")])
+        metric("thumbd_prefetch_items_total", "counter", "Prefetch items by outcome.",
+               [("{outcome=\"done\"}", "\(s.prefetch.done)"), ("{outcome=\"skipped\"}", "\(s.prefetch.skipped)"),
+                ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
         return out

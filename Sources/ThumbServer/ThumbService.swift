@@ -11,14 +11,18 @@ public final class ThumbService: HTTPResponder {
     public let configuration: ServiceConfiguration
     public let library: Library
     public let pipeline: ThumbnailPipeline
+    public let index: LibraryIndex
+    public let prefetcher: Prefetcher
     public let requests = RequestStatistics()
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 
-    public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline) {
+    public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex) {
         self.configuration = configuration
         self.library = library
         self.pipeline = pipeline
+        self.index = index
+        prefetcher = Prefetcher(pipeline: pipeline)
     }
 
     /// Tells `/stats` where connection counts come from.
@@ -32,8 +36,14 @@ public final class ThumbService: HTTPResponder {
             respondWithThumbnail(to: request, completion: completion)
             return
         }
+        if path == "/prefetch" || path.hasPrefix("/prefetch/") {
+            respondWithPrefetch(to: request, completion: completion)
+            return
+        }
         let response: HTTPResponse
         switch path {
+        case "/assets":
+            response = respondWithListing(to: request)
         case "/healthz":
             response = onlyGet(request) ?? Self.json(status: 200, "{\"status\":\"ok\"}\n")
         case "/stats":
@@ -50,7 +60,7 @@ public final class ThumbService: HTTPResponder {
     }
 
     /// 405 for anything but GET and HEAD on read-only resources.
-    private func onlyGet(_ request: HTTPRequest) -> HTTPResponse? {
+    func onlyGet(_ request: HTTPRequest) -> HTTPResponse? {
         request.method == "GET" || request.method == "HEAD" ? nil : APIError.methodNotAllowed("GET, HEAD").response
     }
 

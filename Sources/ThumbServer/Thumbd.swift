@@ -46,7 +46,15 @@ public final class Thumbd: Sendable {
         serviceConfiguration.cacheControl = config.cacheControl
         serviceConfiguration.webpEnabled = config.webp
         serviceConfiguration.quality = config.quality
-        let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline)
+        let index: LibraryIndex
+        do {
+            index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite",
+                                     skipping: config.cacheDirectory)
+        } catch {
+            throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
+        }
+        index.startWatching(interval: config.indexRescanSeconds)
+        let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index)
         let accessLog = config.accessLog ? AccessLog() : nil
 
         var http = HTTPServerConfiguration()

@@ -63,10 +63,8 @@ public final class ThumbnailPipeline: Sendable {
         var waiters: [ThumbnailCompletion]
         /// Set once the outcome is known; joiners after that get it at once.
         var outcome: Result<ThumbnailResult, ThumbnailError>?
-        /// Whether the render has been queued in the foreground (a client waits on it).
+        /// Whether a client waits on it (its render then goes to memory as well as disk).
         var foreground: Bool
-        /// Whether a worker has begun the render; later copies of the work item do nothing.
-        var started = false
     }
 
     /// Opens the disk cache and starts the render workers.
@@ -87,7 +85,7 @@ public final class ThumbnailPipeline: Sendable {
             completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .memory)))
             return
         }
-        enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>), boosted }
+        enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
         let role = flights.withLock { flights -> Role in
             guard var flight = flights[digest] else {
                 flights[digest] = Flight(waiters: [completion], foreground: true)
@@ -95,22 +93,15 @@ public final class ThumbnailPipeline: Sendable {
             }
             if let outcome = flight.outcome { return .done(outcome) }
             flight.waiters.append(completion)
-            let boost = !flight.foreground && !flight.started
             flight.foreground = true
             flights[digest] = flight
-            return boost ? .boosted : .waiter
+            return .waiter
         }
         switch role {
         case .leader:
             diskQueue.async { self.lookUpDisk(request) }
         case .waiter:
             renderStatistics.recordCoalesced()
-        case .boosted:
-            // A prefetch of this key is queued behind other prefetch work: run it now.
-            renderStatistics.recordCoalesced()
-            if !scheduler.enqueue(.foreground, { self.render(request, prefetch: false) }) {
-                finish(digest, with: .failure(.overloaded))
-            }
         case .done(let outcome):
             renderStatistics.recordCoalesced()
             completion(outcome)
@@ -126,25 +117,37 @@ public final class ThumbnailPipeline: Sendable {
             removeFlight(digest)
             return
         }
-        if !scheduler.enqueue(.foreground, { self.render(request, prefetch: false) }) {
+        let queued = scheduler.enqueue(.foreground) {
+            self.complete(request, with: self.renderNow(request, prefetch: false))
+        }
+        if !queued {
             finish(digest, with: .failure(.overloaded))
             removeFlight(digest)
         }
     }
 
-    /// Runs one render (once per flight, however many copies of the work item were queued),
-    /// completes the waiters, then stores the result.
-    func render(_ request: ThumbnailRequest, prefetch: Bool) {
+    /// Warms the cache for a prefetch job: renders `request` to disk unless it is cached already
+    /// or a render of it is under way. Blocks; runs on a render worker as background work. A
+    /// client request that arrives meanwhile joins this render.
+    public func warm(_ request: ThumbnailRequest) -> WarmOutcome {
         let digest = request.key.digest
-        let first = flights.withLock { flights -> Bool in
-            guard var flight = flights[digest], !flight.started, flight.outcome == nil else { return false }
-            flight.started = true
-            flights[digest] = flight
+        if memory.contains(digest) || disk.contains(request.key) { return .skipped }
+        let lead = flights.withLock { flights -> Bool in
+            guard flights[digest] == nil else { return false }
+            flights[digest] = Flight(waiters: [], foreground: false)
             return true
         }
-        guard first else { return }
-        let forClient = flights.withLock { $0[digest]?.foreground ?? false }
-        let outcome = renderNow(request, prefetch: prefetch && !forClient)
+        guard lead else { return .done }  // a client's lookup of this key is under way and will store it
+        let outcome = renderNow(request, prefetch: true)
+        complete(request, with: outcome)
+        if case .success = outcome { return .done }
+        return .failed
+    }
+
+    /// Completes the flight's waiters with a render's outcome, then stores a success: in memory
+    /// when a client waits on it, and on disk.
+    private func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) {
+        let digest = request.key.digest
         defer { removeFlight(digest) }
         switch outcome {
         case .success(let result):
@@ -204,4 +207,14 @@ public final class ThumbnailPipeline: Sendable {
         let counts = scheduler.counts
         return (counts.running, counts.queuedForeground + counts.queuedBackground)
     }
+}
+
+/// What warming one prefetch item came to.
+public enum WarmOutcome: Sendable {
+    /// Already in memory or on disk: no render.
+    case skipped
+    /// Rendered and stored, or joined to a render under way.
+    case done
+    /// The source could not be rendered.
+    case failed
 }

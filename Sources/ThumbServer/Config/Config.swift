@@ -42,6 +42,9 @@ public struct Config: Sendable, Equatable {
     public var maxBodyBytes = 1 << 20
     /// Seconds in-flight requests get on SIGTERM (`shutdown_grace_seconds`). `10` by default.
     public var shutdownGraceSeconds = 10.0
+    /// Seconds between rescans of the library for added, changed and removed files
+    /// (`index_rescan_seconds`). `2` by default.
+    public var indexRescanSeconds = 2.0
     /// One line per request on stdout (`access_log`). `false` by default.
     public var accessLog = false
     /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). API.md's three by default.

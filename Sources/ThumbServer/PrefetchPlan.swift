@@ -1,0 +1,84 @@
+import Foundation
+import Rendering
+import Thumbnails
+
+/// A validated `POST /prefetch` body (API.md, "Prefetch"):
+/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`,
+/// with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
+/// WebP in its `Accept`).
+struct PrefetchPlan {
+    enum Items {
+        /// Asset paths, split into segments and checked to stay inside the library.
+        case paths([[String]])
+        /// `start..<end` of the listing in `order` (end clamped later by the listing).
+        case range(ListingOrder, start: Int, end: Int)
+    }
+
+    /// Most paths one body may name.
+    static let maxPaths = 100_000
+
+    let grid: GridSpec
+    let format: FormatChoice
+    let items: Items
+
+    /// - Throws: `APIError` 400 for a body that is not a JSON object, an unknown grid or format,
+    ///   a bad range (`start > end`, negative, not whole numbers), or a path that leaves the library.
+    init(body: [UInt8], grids: [GridSpec], webpEnabled: Bool) throws(APIError) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any] else {
+            throw APIError.badRequest("the body must be a JSON object")
+        }
+        guard let gridName = fields["grid"] as? String ?? (fields["grid"] as? NSNumber).map({ "\($0.intValue)" }),
+              let grid = grids.first(where: { $0.name == gridName }) else {
+            throw APIError.badRequest("grid must name one of \(grids.map(\.name).joined(separator: ", "))")
+        }
+        self.grid = grid
+        switch fields["format"] {
+        case nil: format = .automatic
+        case let text as String:
+            switch text {
+            case "jpeg", "jpg": format = .jpeg
+            case "png": format = .png
+            case "webp" where webpEnabled: format = .webp
+            default: throw APIError.badRequest("format must be jpeg, png or webp")
+            }
+        default: throw APIError.badRequest("format must be a string")
+        }
+        if let paths = fields["paths"] {
+            guard let list = paths as? [String], list.count <= Self.maxPaths else {
+                throw APIError.badRequest("paths must be an array of at most \(Self.maxPaths) strings")
+            }
+            guard fields["start"] == nil, fields["end"] == nil else {
+                throw APIError.badRequest("give either paths or start/end, not both")
+            }
+            items = .paths(try list.map(Self.segments))
+            return
+        }
+        func whole(_ name: String) throws(APIError) -> Int {
+            guard let number = fields[name] as? NSNumber, !(fields[name] is Bool),
+                  number.doubleValue == number.doubleValue.rounded(), number.doubleValue >= 0,
+                  number.doubleValue <= Double(Int32.max) else {
+                throw APIError.badRequest("\(name) must be a whole number ≥ 0")
+            }
+            return number.intValue
+        }
+        let start = try whole("start"), end = try whole("end")
+        guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
+        let order: ListingOrder
+        switch fields["sort"] as? String ?? (fields["sort"] == nil ? "newest" : "") {
+        case "newest": order = .newest
+        case "oldest": order = .oldest
+        default: throw APIError.badRequest("sort must be newest or oldest")
+        }
+        items = .range(order, start: start, end: end)
+    }
+
+    /// A relative asset path's segments; `..`, `.`, empty segments, absolute paths and NUL are refused.
+    static func segments(_ path: String) throws(APIError) -> [String] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard !path.hasPrefix("/"), !segments.isEmpty,
+              segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.utf8.contains(0) }) else {
+            throw APIError.badRequest("paths must be relative paths inside the library (got \(JSON.quote(path)))")
+        }
+        return segments
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import HTTP
+import Thumbnails
+
+/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (API.md, "Listing").
+extension ThumbService {
+    /// Most items one page may hold (API.md).
+    static let maxListingLimit = 10_000
+
+    func respondWithListing(to request: HTTPRequest) -> HTTPResponse {
+        if let refusal = onlyGet(request) { return refusal }
+        let query = request.query
+        let order: ListingOrder
+        switch Negotiation.queryValue("sort", in: query).map(String.init) ?? "newest" {
+        case "newest": order = .newest
+        case "oldest": order = .oldest
+        default: return APIError.badRequest("sort must be newest or oldest").response
+        }
+        func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
+            guard let text = Negotiation.queryValue(name, in: query) else { return value }
+            guard let number = Int(text), range.contains(number) else { return nil }
+            return number
+        }
+        guard let offset = integer("offset", default: 0, range: 0...Int(Int32.max)) else {
+            return APIError.badRequest("offset must be a whole number ≥ 0").response
+        }
+        guard let limit = integer("limit", default: 100, range: 0...Self.maxListingLimit) else {
+            return APIError.badRequest("limit must be a whole number from 0 to \(Self.maxListingLimit)").response
+        }
+        let page = index.listing(order: order, offset: offset, limit: limit)
+        var body = "{\"total\":\(page.total),\"offset\":\(offset),\"items\":["
+        body.reserveCapacity(64 + page.items.count * 160)
+        for (i, item) in page.items.enumerated() {
+            if i > 0 { body += "," }
+            body += "{\"path\":\(JSON.quote(item.path)),\"bytes\":\(item.bytes),\"width\":\(item.width),"
+                + "\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\",\"modified\":\"\(item.modified.iso8601)\"}"
+        }
+        body += "]}\n"
+        return Self.json(status: 200, body)
+    }
+}

@@ -1,0 +1,215 @@
+import Dispatch
+import Foundation
+import Rendering
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The library listing (API.md, `GET /assets`): every image under the root with its displayed
+/// size and capture time, read from headers only (no decode), persisted in SQLite under the cache
+/// directory so a restart answers at once without reading headers again.
+///
+/// `rescan()` walks the tree with `lstat` and reads the header only of files that are new or whose
+/// size or mtime changed; removed files are dropped. `startWatching` rescans every few seconds.
+/// Listings are served from two sorted arrays kept in memory. Thread-safe: the records sit behind
+/// one `Mutex`, the database behind another; one scan runs at a time (`scanLock`).
+public final class LibraryIndex: Sendable {
+    /// Reads one file's header; nil when it is not an image libvips can read.
+    public typealias Probe = @Sendable (String) -> SourceInfo?
+
+    /// What one scan found.
+    public struct ScanSummary: Sendable, Equatable {
+        public var added = 0, changed = 0, removed = 0
+        /// Headers read (files probed) during the scan.
+        public var headerReads = 0
+        public init() {}
+    }
+
+    private struct State {
+        var records: [String: AssetRecord] = [:]
+        /// Files that are not images, remembered with their identity so they are not probed again.
+        var nonImages: [String: SourceIdentity] = [:]
+        var newest: [AssetRecord] = []
+        var oldest: [AssetRecord] = []
+        var headerReads = 0
+    }
+
+    public let library: Library
+    private let probe: Probe
+    private let state = Mutex(State())
+    private let database: Mutex<SQLiteDatabase>
+    private let scanLock = Mutex(())
+    private let skippedDirectory: String?
+    private let watchQueue = DispatchQueue(label: "thumbd.library-index", qos: .utility)
+
+    /// Opens the index database at `databasePath` and loads what it holds (no scan yet).
+    /// - Parameter skipping: a directory under the root not to list (the cache, when it lives there).
+    /// - Throws: `SQLiteDatabase.Failure` when the database cannot be opened or created.
+    public init(library: Library, databasePath: String, skipping: String? = nil,
+                probe: @escaping Probe = { try? Renderer().probe(path: $0) }) throws {
+        self.library = library
+        self.probe = probe
+        skippedDirectory = skipping.flatMap { path in realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) } }
+        let db = try SQLiteDatabase(path: databasePath)
+        try db.execute("""
+            PRAGMA journal_mode=WAL;
+            PRAGMA synchronous=NORMAL;
+            CREATE TABLE IF NOT EXISTS assets (
+                path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, is_image INTEGER NOT NULL,
+                width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER);
+            """)
+        var loaded = State()
+        let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
+        select.bind([])
+        while try select.step() {
+            guard let path = select.text(0) else { continue }
+            let identity = SourceIdentity(size: Int(select.integer(1)), modifiedNanoseconds: select.integer(2))
+            if select.integer(3) == 0 {
+                loaded.nonImages[path] = identity
+            } else {
+                loaded.records[path] = AssetRecord(
+                    path: path, bytes: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
+                    width: Int(select.integer(4)), height: Int(select.integer(5)),
+                    taken: CaptureDate(epochMilliseconds: select.integer(6), offsetMinutes: Int(select.integer(7))))
+            }
+        }
+        Self.sort(&loaded)
+        state.withLock { $0 = loaded }
+        database = Mutex(db)
+    }
+
+    /// Total images and one page of the listing; an offset past the end gives no items.
+    public func listing(order: ListingOrder, offset: Int, limit: Int) -> (total: Int, items: [AssetRecord]) {
+        state.withLock { s in
+            let all = order == .newest ? s.newest : s.oldest
+            let start = min(max(0, offset), all.count)
+            let end = min(all.count, start + max(0, limit))
+            return (all.count, Array(all[start..<end]))
+        }
+    }
+
+    /// The record of one asset path (NFC), if listed.
+    public func record(for path: String) -> AssetRecord? {
+        state.withLock { $0.records[path] }
+    }
+
+    /// Headers read since this index was opened.
+    public var headerReads: Int { state.withLock { $0.headerReads } }
+
+    /// Brings the index up to date with the disk, reading only new or changed headers.
+    @discardableResult
+    public func rescan() -> ScanSummary {
+        scanLock.withLock { _ in scanNow() }
+    }
+
+    /// Rescans now on a background queue, then every `interval` seconds (default 2 s).
+    public func startWatching(interval: Double = 2) {
+        watchQueue.async { [self] in
+            rescan()
+            watchQueue.asyncAfter(deadline: .now() + interval) { [self] in startWatching(interval: interval) }
+        }
+    }
+
+    private func scanNow() -> ScanSummary {
+        var onDisk: [String: (identity: SourceIdentity, absolute: String)] = [:]
+        walk(library.root, relative: "", into: &onDisk)
+        let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        var summary = ScanSummary()
+        var upserts: [(String, SourceIdentity, AssetRecord?)] = []
+        for (path, file) in onDisk {
+            let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
+                ?? nonImages[path]
+            if known == file.identity { continue }
+            summary.headerReads += 1
+            let record = probe(file.absolute).map { info in
+                let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
+                    ?? CaptureDate(epochMilliseconds: file.identity.modifiedNanoseconds / 1_000_000)
+                return AssetRecord(path: path, bytes: file.identity.size, modifiedNanoseconds: file.identity.modifiedNanoseconds,
+                                   width: info.displayWidth, height: info.displayHeight, taken: taken)
+            }
+            if known == nil, record != nil { summary.added += 1 } else if record != nil || records[path] != nil { summary.changed += 1 }
+            upserts.append((path, file.identity, record))
+        }
+        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys)
+        summary.removed = removed.filter { records[$0] != nil }.count
+        guard !upserts.isEmpty || !removed.isEmpty else { return summary }
+        persist(upserts: upserts, removed: removed)
+        state.withLock { s in
+            for (path, identity, record) in upserts {
+                s.records[path] = record
+                s.nonImages[path] = record == nil ? identity : nil
+            }
+            for path in removed {
+                s.records[path] = nil
+                s.nonImages[path] = nil
+            }
+            s.headerReads += summary.headerReads
+            Self.sort(&s)
+        }
+        return summary
+    }
+
+    private func persist(upserts: [(String, SourceIdentity, AssetRecord?)], removed: Set<String>) {
+        database.withLock { db in
+            do {
+                try db.transaction {
+                    let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                    for (path, identity, record) in upserts {
+                        try upsert.run([.text(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
+                                        .integer(record == nil ? 0 : 1),
+                                        record.map { .integer(Int64($0.width)) } ?? .null,
+                                        record.map { .integer(Int64($0.height)) } ?? .null,
+                                        record.map { .integer($0.taken.epochMilliseconds) } ?? .null,
+                                        record.map { .integer(Int64($0.taken.offsetMinutes)) } ?? .null])
+                    }
+                    let delete = try db.prepare("DELETE FROM assets WHERE path = ?")
+                    for path in removed { try delete.run([.text(path)]) }
+                }
+            } catch {
+                // The in-memory index stays right; the next start re-reads what was not saved.
+            }
+        }
+    }
+
+    /// Collects regular files (and symlinks to regular files inside the root), skipping dot-files.
+    private func walk(_ directory: String, relative: String, into files: inout [String: (identity: SourceIdentity, absolute: String)]) {
+        guard let dir = opendir(directory) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            guard !name.hasPrefix(".") else { continue }
+            let absolute = directory + "/" + name
+            let path = relative.isEmpty ? name.precomposedStringWithCanonicalMapping
+                                        : relative + "/" + name.precomposedStringWithCanonicalMapping
+            var st = stat()
+            guard lstat(absolute, &st) == 0 else { continue }
+            if (st.st_mode & S_IFMT) == S_IFLNK {
+                guard let real = realpath(absolute, nil) else { continue }
+                let target = String(cString: real)
+                free(real)
+                guard target.hasPrefix(library.root + "/"), stat(target, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            }
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                if absolute != skippedDirectory { walk(absolute, relative: path, into: &files) }
+            case S_IFREG:
+                if files[path] == nil {
+                    files[path] = (SourceIdentity(size: Int(st.st_size),
+                                                  modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)),
+                                   absolute)
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    private static func sort(_ s: inout State) {
+        let all = Array(s.records.values)
+        s.newest = all.sorted(by: AssetRecord.newestFirst)
+        s.oldest = all.sorted(by: AssetRecord.oldestFirst)
+    }
+}

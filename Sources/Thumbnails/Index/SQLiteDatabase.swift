@@ -1,0 +1,107 @@
+import CSQLite
+
+/// A small wrapper over one SQLite connection (Debian `libsqlite3-dev`): open, execute,
+/// prepared statements. Not thread-safe by itself: `LibraryIndex` serialises every use behind
+/// its own lock.
+final class SQLiteDatabase {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private var handle: OpaquePointer?
+
+    /// Opens (creating) the database at `path`.
+    /// - Throws: `Failure` with SQLite's message.
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw Failure(description: "cannot open \(path): \(message)")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit { sqlite3_close(handle) }
+
+    /// Runs one or more statements without results.
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(error)
+            throw Failure(description: message)
+        }
+    }
+
+    func prepare(_ sql: String) throws -> Statement {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+        }
+        return Statement(statement)
+    }
+
+    /// Runs `body` in one transaction, committed when it returns and rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// A prepared statement; values bind by 1-based index, columns read by 0-based index.
+    final class Statement {
+        private let statement: OpaquePointer
+
+        init(_ statement: OpaquePointer) { self.statement = statement }
+        deinit { sqlite3_finalize(statement) }
+
+        func bind(_ values: [Value]) {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+            for (i, value) in values.enumerated() {
+                let index = Int32(i + 1)
+                switch value {
+                case .integer(let v): sqlite3_bind_int64(statement, index, v)
+                case .text(let v): sqlite3_bind_text(statement, index, v, -1, SQLITE_TRANSIENT)
+                case .null: sqlite3_bind_null(statement, index)
+                }
+            }
+        }
+
+        /// Steps once; true while a row is available.
+        func step() throws -> Bool {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            default: throw Failure(description: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
+            }
+        }
+
+        /// Binds and runs to completion.
+        func run(_ values: [Value]) throws {
+            bind(values)
+            while try step() {}
+        }
+
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+        func text(_ column: Int32) -> String? {
+            sqlite3_column_text(statement, column).map { String(cString: $0) }
+        }
+    }
+
+    enum Value {
+        case integer(Int64)
+        case text(String)
+        case null
+    }
+}
+
+/// SQLite's "copy this string now" destructor, which Swift cannot import as a macro.
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -1,0 +1,23 @@
+/// One prefetch job as `POST/GET/DELETE /prefetch` report it (API.md, "Prefetch").
+public struct PrefetchJob: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case running, done, cancelled
+    }
+
+    public let id: Int
+    public let grid: String
+    public var state: State
+    /// Items asked for (after clamping the range).
+    public let total: Int
+    /// Items rendered and stored (or joined to a render under way).
+    public var done = 0
+    /// Items already cached: no render.
+    public var skipped = 0
+    /// Items missing or undecodable.
+    public var failed = 0
+    /// Items dropped from the queue by a stop.
+    public var cancelled = 0
+
+    /// Items not yet accounted for (queued or running).
+    public var outstanding: Int { total - done - skipped - failed - cancelled }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import ThumbServer
+
+/// Sweeps over the shared corpus (`../shared/corpus`): they run when it is there.
+@Suite(.enabled(if: Paths.hasCorpus, "needs ../shared/corpus"), .serialized)
+struct CorpusSweepTests {
+    let corpus = Paths.corpus ?? ""
+
+    @Test func everyPhotoAtEveryGridHasItsExactSize() throws {
+        let server = try ServerHarness(library: corpus + "/photos")
+        for name in Paths.files(in: corpus + "/photos") {
+            let source = try #require(VipsHeader.displaySize(corpus + "/photos/" + name))
+            for grid in ["1", "3", "5"] {
+                let response = try server.get("/thumbnails/\(grid)/\(encodePath(name))")
+                let expected = ExpectedSize.of(grid: grid, width: source.width, height: source.height)
+                #expect(response.status == 200, "\(name) grid \(grid): \(response.text)")
+                #expect(ImageHeader(response.body) == ImageHeader(format: "jpeg", width: expected.width, height: expected.height),
+                        "\(name) at grid \(grid)")
+                #expect(!ImageHeader.containsEXIF(response.body), "\(name) keeps EXIF")
+            }
+        }
+    }
+
+    @Test func theOrientationSetsComeOutTheSameSize() throws {
+        let server = try ServerHarness(library: corpus + "/photos")
+        for set in ["Landscape", "Portrait"] {
+            var sizes: [ImageHeader] = []
+            for n in 1...8 {
+                let response = try server.get("/thumbnails/1/\(set)_\(n).jpg")
+                sizes.append(try #require(ImageHeader(response.body)))
+            }
+            #expect(Set(sizes.map(\.description)).count == 1, "\(set): \(sizes)")
+            #expect(sizes[0] == (set == "Landscape" ? ImageHeader(format: "jpeg", width: 1179, height: 786)
+                                                    : ImageHeader(format: "jpeg", width: 1179, height: 1769)))
+        }
+    }
+
+    @Test func everyFormatRendersOrGetsTheDocumentedError() throws {
+        let server = try ServerHarness(library: corpus + "/formats")
+        // Sources libvips 8.14 on Debian 12 cannot decode: documented 415 (README "Formats").
+        let unsupported: Set<String> = ["jpeg-lossless-sof3.jpg"]
+        for name in Paths.files(in: corpus + "/formats") {
+            let response = try server.get("/thumbnails/3/\(encodePath(name))")
+            if unsupported.contains(name) {
+                #expect(response.status == 415, "\(name)")
+                continue
+            }
+            #expect(response.status == 200, "\(name): \(response.status) \(response.text)")
+            let header = try #require(ImageHeader(response.body), "\(name)")
+            let alpha = name.hasPrefix("png-rgba") || name.hasPrefix("gif") || name.contains("alpha") || name.hasPrefix("png-palette-trns")
+                || name.hasPrefix("apng") || name == "png-16bit-gray-alpha.png" || name.hasPrefix("webp-animated")
+            if !alpha { #expect(header.format == "jpeg", "\(name) is opaque: JPEG expected") }
+            // Grid 3 of a source with both sides over 393 px is 393x393 whatever its orientation.
+            if let source = VipsHeader.displaySize(corpus + "/formats/" + name) {
+                let expected = ExpectedSize.of(grid: "3", width: source.width, height: source.height)
+                #expect(header.width == expected.width && header.height == expected.height, "\(name): \(header)")
+            }
+        }
+    }
+
+    @Test func brokenSourcesGet415Or422AndTheServerKeepsServing() throws {
+        let server = try ServerHarness(library: corpus + "/broken")
+        for name in Paths.files(in: corpus + "/broken") {
+            let started = Date()
+            let response = try server.get("/thumbnails/3/\(encodePath(name))")
+            let expected = name.hasPrefix("bomb-png") ? [422] : name.hasPrefix("bomb") ? [415, 422] : [415]
+            #expect(expected.contains(response.status), "\(name): \(response.status) \(response.text)")
+            #expect(response.header("ETag") == nil)
+            #expect(response.header("Cache-Control") == "no-store")
+            #expect(Date().timeIntervalSince(started) < 2, "\(name) took too long")
+            #expect(try server.get("/healthz").status == 200)
+        }
+        #expect(try server.stat("disk_cache", "entries") == 0)   // a failure is never stored
+        let again = try server.get("/thumbnails/3/empty.jpg")    // and not remembered either
+        #expect(again.status == 415)
+        #expect(try server.stat("renders", "failed") >= 10)
+    }
+
+    @Test func everyNameInTheNamesFolderIsReachable() throws {
+        let server = try ServerHarness(library: corpus + "/names")
+        for name in Paths.files(in: corpus + "/names") {
+            let response = try server.get("/thumbnails/5/\(encodePath(name))")
+            #expect(response.status == 200, "\(name): \(response.text)")
+        }
+    }
+}

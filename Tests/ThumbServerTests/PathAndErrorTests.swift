@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import ThumbServer
+
+/// Hostile and unusual paths, methods and routes (API.md, "Thumbnails" and "Errors").
+@Suite struct PathAndErrorTests {
+    /// A library with tricky names beside a secret outside it.
+    final class Fixture {
+        let root = NSTemporaryDirectory() + "thumbd-paths-\(UUID().uuidString)"
+        var library: String { root + "/library" }
+        let names = ["photo with spaces.jpg", "#1 photo.jpg", "100% zoom.jpg", "1+1=2.jpg", "why?.jpg", "a%20b.jpg",
+                     "서울 야경.jpg", "deep/er/nested.jpg"]
+
+        init() throws {
+            let fm = FileManager.default
+            try fm.createDirectory(atPath: library + "/deep/er", withIntermediateDirectories: true)
+            let photo = Paths.fixturePhotos + "/kodak-dc210-1998-vga.jpg"
+            for name in names { try fm.copyItem(atPath: photo, toPath: library + "/" + name) }
+            try fm.copyItem(atPath: photo, toPath: library + "/.hidden.jpg")
+            try fm.copyItem(atPath: photo, toPath: root + "/secret.jpg")
+            try fm.createSymbolicLink(atPath: library + "/escape.jpg", withDestinationPath: root + "/secret.jpg")
+            try fm.createSymbolicLink(atPath: library + "/escape-dir", withDestinationPath: root)
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    @Test func trickyNamesAreReachableWhenEncoded() throws {
+        let fixture = try Fixture()
+        let server = try ServerHarness(library: fixture.library)
+        for name in fixture.names {
+            let response = try server.get("/thumbnails/5/\(encodePath(name))")
+            #expect(response.status == 200, "\(name) → \(encodePath(name)): \(response.text)")
+        }
+        // `+` is a plus sign, `%2B` too; `%2520` is the name "a%20b.jpg".
+        #expect(try server.get("/thumbnails/5/1+1=2.jpg").status == 200)
+        #expect(try server.get("/thumbnails/5/1%2B1%3D2.jpg").status == 200)
+        #expect(try server.get("/thumbnails/5/a%2520b.jpg").status == 200)
+        #expect(try server.get("/thumbnails/5/a%20b.jpg").status == 404)  // "a b.jpg" does not exist
+    }
+
+    @Test func nfcAndNfdRequestsShareOneCacheEntry() throws {
+        let fixture = try Fixture()
+        let server = try ServerHarness(library: fixture.library)
+        let nfc = encodePath("서울 야경.jpg".precomposedStringWithCanonicalMapping)
+        let nfd = encodePath("서울 야경.jpg".decomposedStringWithCanonicalMapping)
+        #expect(nfc != nfd)
+        let first = try server.get("/thumbnails/3/\(nfd)")   // the disk has NFC; asked in NFD
+        let second = try server.get("/thumbnails/3/\(nfc)")
+        #expect(first.status == 200)
+        #expect(second.header("X-Cache") == "HIT-MEMORY")
+        #expect(first.header("ETag") == second.header("ETag"))
+    }
+
+    @Test(arguments: ["/thumbnails/3/../secret.jpg", "/thumbnails/3/%2e%2e/secret.jpg", "/thumbnails/3/%2E%2E/secret.jpg",
+                      "/thumbnails/3/deep/../../secret.jpg", "/thumbnails/3//etc/passwd", "/thumbnails/3/%2Fetc%2Fpasswd",
+                      "/thumbnails/3/escape.jpg", "/thumbnails/3/escape-dir/secret.jpg", "/thumbnails/3/.hidden.jpg",
+                      "/thumbnails/3/deep", "/thumbnails/3/", "/thumbnails/3/missing.jpg", "/thumbnails/9/deep/er/nested.jpg",
+                      "/thumbnails/", "/nothing-here"])
+    func whatIsOutsideOrMissingIs404(target: String) throws {
+        let fixture = try Fixture()
+        let server = try ServerHarness(library: fixture.library)
+        let response = try server.get(target)
+        #expect(response.status == 404, "\(target)")
+        #expect(response.header("Content-Type") == "application/json")
+        #expect(response.header("Cache-Control") == "no-store")
+        #expect(response.header("ETag") == nil)
+        #expect(response.json["error"] as? String == "not_found")
+        #expect(try server.get("/thumbnails/5/deep/er/nested.jpg").status == 200)  // and the next request is served
+    }
+
+    @Test(arguments: ["/thumbnails/3/bad%zzescape.jpg", "/thumbnails/3/trailing%2", "/thumbnails/3/%ff%fe.jpg",
+                      "/thumbnails/3/nul%00.jpg"])
+    func malformedPathsAre400(target: String) throws {
+        let fixture = try Fixture()
+        let server = try ServerHarness(library: fixture.library)
+        let response = try server.get(target)
+        #expect(response.status == 400, "\(target)")
+        #expect(response.json["error"] as? String == "bad_request")
+        #expect(response.json["message"] is String)
+    }
+
+    @Test func wrongMethodsAre405WithAllow() throws {
+        let server = try ServerHarness()
+        for (method, target) in [("POST", "/thumbnails/3/Landscape_1.jpg"), ("DELETE", "/thumbnails/3/Landscape_1.jpg"),
+                                 ("PUT", "/stats"), ("POST", "/healthz")] {
+            let response = try server.get(target, method: method)
+            #expect(response.status == 405, "\(method) \(target)")
+            #expect(response.header("Allow") == "GET, HEAD")
+            #expect(response.json["error"] as? String == "method_not_allowed")
+        }
+    }
+
+    @Test func healthzAndStatsAnswer() throws {
+        let server = try ServerHarness()
+        let health = try server.get("/healthz")
+        #expect(health.status == 200)
+        #expect(health.json["status"] as? String == "ok")
+        let stats = try server.stats()
+        for section in ["requests", "memory_cache", "disk_cache", "renders", "prefetch", "connections"] {
+            #expect(stats[section] is [String: Any], "missing \(section)")
+        }
+        #expect((stats["memory_cache"] as? [String: Any])?["limit_bytes"] as? Int == 256 << 20)
+        #expect((stats["disk_cache"] as? [String: Any])?["limit_bytes"] as? Int == 2 << 30)
+        #expect(stats["uptime_seconds"] is Double || stats["uptime_seconds"] is Int)
+    }
+
+    @Test func aFifoIsRefusedAtOnce() throws {
+        let fixture = try Fixture()
+        mkfifo(fixture.library + "/pipe.jpg", 0o644)
+        let server = try ServerHarness(library: fixture.library)
+        let response = try server.get("/thumbnails/3/pipe.jpg")
+        #expect(response.status == 415)
+        #expect(try server.get("/healthz").status == 200)
+    }
+}

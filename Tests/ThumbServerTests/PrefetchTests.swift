@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+@testable import ThumbServer
+
+/// `/prefetch` jobs (API.md, "Prefetch").
+@Suite(.serialized) struct PrefetchTests {
+    /// `count` distinct copies of one fixture photo (distinct paths are distinct cache keys).
+    final class CopiesLibrary {
+        let root = NSTemporaryDirectory() + "thumbd-copies-\(UUID().uuidString)"
+        init(count: Int, of photo: String = "Landscape_1.jpg") throws {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            for i in 0..<count {
+                try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/" + photo,
+                                                 toPath: root + String(format: "/copy-%04d.jpg", i))
+            }
+        }
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    func post(_ server: ServerHarness, _ body: String) throws -> TestResponse {
+        let request = "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        return try TestClient.parse(TestClient.exchange(port: server.port, Array(request.utf8)))
+    }
+
+    func waitForFinalState(_ server: ServerHarness, job id: Int, seconds: Double = 60) throws -> [String: Any] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let job = try server.get("/prefetch/\(id)").json
+            if job["state"] as? String != "running" { return job }
+            usleep(50_000)
+        }
+        return try server.get("/prefetch/\(id)").json
+    }
+
+    @Test func aRangePrefetchMakesLaterGetsHitsWithNoRender() throws {
+        let server = try ServerHarness()
+        server.thumbd.service.index.rescan()
+        let total = try server.get("/assets").json["total"] as? Int ?? 0
+        #expect(total >= 5)
+        let accepted = try post(server, #"{"grid": "3", "sort": "newest", "start": 0, "end": 1000}"#)
+        #expect(accepted.status == 202)
+        #expect(accepted.json["total"] as? Int == total)   // end clamped to the listing
+        let job = try waitForFinalState(server, job: accepted.json["id"] as? Int ?? -1)
+        #expect(job["state"] as? String == "done")
+        #expect(job["done"] as? Int == total)
+        let rendersAfterPrefetch = try server.stat("renders", "total")
+        #expect(rendersAfterPrefetch == total)
+        for item in try server.get("/assets?limit=1000").json["items"] as? [[String: Any]] ?? [] {
+            let path = try #require(item["path"] as? String)
+            let response = try server.get("/thumbnails/3/\(encodePath(path))")
+            #expect(response.status == 200)
+            #expect(response.header("X-Cache") == "HIT-DISK", "\(path)")
+        }
+        #expect(try server.stat("renders", "total") == rendersAfterPrefetch)
+        #expect(try server.stat("memory_cache", "misses") == total)   // prefetch lookups are not client misses
+        // Prefetching what is cached renders nothing.
+        let again = try post(server, #"{"grid": "3", "start": 0, "end": 1000}"#)
+        let second = try waitForFinalState(server, job: again.json["id"] as? Int ?? -1)
+        #expect(second["skipped"] as? Int == total)
+        #expect(second["state"] as? String == "done")
+        #expect(try server.stat("renders", "total") == rendersAfterPrefetch)
+        let stats = try server.stats()["prefetch"] as? [String: Any]
+        #expect(stats?["jobs"] as? Int == 2)
+        #expect(stats?["done"] as? Int == total)
+        #expect(stats?["skipped"] as? Int == total)
+    }
+
+    @Test func pathsAndFormatWarmExactlyWhatAGetAsksFor() throws {
+        let server = try ServerHarness()
+        let accepted = try post(server, #"{"grid": "5", "format": "webp", "paths": ["Landscape_1.jpg", "missing.jpg"]}"#)
+        #expect(accepted.status == 202)
+        let job = try waitForFinalState(server, job: accepted.json["id"] as? Int ?? -1)
+        #expect(job["done"] as? Int == 1)
+        #expect(job["failed"] as? Int == 1)
+        let webp = try server.get("/thumbnails/5/Landscape_1.jpg", headers: ["Accept": "image/webp"])
+        #expect(webp.header("X-Cache") == "HIT-DISK")
+        #expect(ImageHeader(webp.body)?.format == "webp")
+        #expect(try server.get("/thumbnails/5/Landscape_1.jpg").header("X-Cache") == "MISS")  // JPEG is another entry
+    }
+
+    @Test func cancellingMidJobDropsQueuedItemsAndStopsRendering() throws {
+        let library = try CopiesLibrary(count: 80)
+        let server = try ServerHarness(library: library.root)
+        server.thumbd.service.index.rescan()
+        let accepted = try post(server, #"{"grid": "1", "start": 0, "end": 80}"#)
+        let id = accepted.json["id"] as? Int ?? -1
+        while try server.stat("renders", "total") < 2 { usleep(10_000) }
+        let stopped = try server.get("/prefetch/\(id)", method: "DELETE")
+        #expect(stopped.status == 200)
+        #expect(stopped.json["state"] as? String == "cancelled")
+        let dropped = stopped.json["cancelled"] as? Int ?? 0
+        #expect(dropped > 40)
+        let rendersAtStop = try server.stat("renders", "total")
+        usleep(1_500_000)
+        let rendersLater = try server.stat("renders", "total")
+        #expect(rendersLater <= rendersAtStop + 1)   // at most the one running render finishes
+        let final = try server.get("/prefetch/\(id)").json
+        #expect(final["state"] as? String == "cancelled")
+        let accounted = ["done", "skipped", "failed", "cancelled"].reduce(0) { $0 + (final[$1] as? Int ?? 0) }
+        #expect(accounted == 80)
+        #expect(try server.stat("prefetch", "queued") == 0)
+    }
+
+    @Test func foregroundMissesStayFastDuringA300ItemPrefetch() throws {
+        let library = try CopiesLibrary(count: 306)
+        let server = try ServerHarness(library: library.root)
+        func latency(_ i: Int) throws -> Double {
+            let started = Date()
+            let response = try server.get(String(format: "/thumbnails/1/copy-%04d.jpg", i))
+            #expect(response.header("X-Cache") == "MISS")
+            return Date().timeIntervalSince(started)
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let idle = median(try (300..<303).map(latency))
+        let paths = (0..<300).map { String(format: "\"copy-%04d.jpg\"", $0) }.joined(separator: ",")
+        #expect(try post(server, #"{"grid": "1", "paths": [\#(paths)]}"#).status == 202)
+        while try server.stat("renders", "total") < 5 { usleep(10_000) }
+        let loaded = median(try (303..<306).map(latency))
+        #expect(try server.stat("prefetch", "queued") > 100)   // the prefetch really was running
+        _ = try server.get("/prefetch", method: "DELETE")
+        #expect(loaded <= 2 * idle + 0.05, "idle \(idle) s, during prefetch \(loaded) s")
+    }
+
+    @Test func stopAllCancelsEveryJob() throws {
+        let library = try CopiesLibrary(count: 40)
+        let server = try ServerHarness(library: library.root)
+        server.thumbd.service.index.rescan()
+        let first = try post(server, #"{"grid": "1", "start": 0, "end": 20}"#).json["id"] as? Int
+        let second = try post(server, #"{"grid": "1", "start": 20, "end": 40}"#).json["id"] as? Int
+        let stopped = try server.get("/prefetch", method: "DELETE")
+        #expect(stopped.status == 200)
+        let jobs = stopped.json["jobs"] as? [[String: Any]] ?? []
+        #expect(Set(jobs.compactMap { $0["id"] as? Int }) == Set([first, second].compactMap { $0 }))
+        #expect(jobs.allSatisfy { $0["state"] as? String == "cancelled" })
+        #expect(try server.stat("prefetch", "cancelled") >= 30)
+    }
+
+    @Test func aLargePrefetchLeavesTheHotEntryInMemory() throws {
+        let library = try CopiesLibrary(count: 60, of: "kodak-dc210-1998-vga.jpg")
+        let server = try ServerHarness(library: library.root) { $0.memoryCacheBytes = 1 << 20 }
+        server.thumbd.service.index.rescan()
+        #expect(try server.get("/thumbnails/3/copy-0000.jpg").header("X-Cache") == "MISS")
+        let accepted = try post(server, #"{"grid": "3", "start": 0, "end": 60}"#)
+        let job = try waitForFinalState(server, job: accepted.json["id"] as? Int ?? -1)
+        #expect(job["done"] as? Int == 59)
+        #expect(job["skipped"] as? Int == 1)
+        #expect(try server.get("/thumbnails/3/copy-0000.jpg").header("X-Cache") == "HIT-MEMORY")
+    }
+
+    @Test(arguments: [#"not json"#, #"[1,2]"#, #"{"grid": "4", "start": 0, "end": 2}"#, #"{"grid": "3", "start": 5, "end": 2}"#,
+                      #"{"grid": "3", "start": -1, "end": 2}"#, #"{"grid": "3", "paths": ["../secret.jpg"]}"#,
+                      #"{"grid": "3", "paths": ["/etc/passwd"]}"#, #"{"grid": "3", "paths": ["a/../../b.jpg"]}"#,
+                      #"{"grid": "3", "paths": "Landscape_1.jpg"}"#, #"{"grid": "3", "format": "gif", "start": 0, "end": 1}"#,
+                      #"{"grid": "3", "sort": "sideways", "start": 0, "end": 1}"#, #"{"grid": "3"}"#])
+    func malformedBodiesAre400AndQueueNothing(body: String) throws {
+        let server = try ServerHarness()
+        let response = try post(server, body)
+        #expect(response.status == 400, "\(body)")
+        #expect(response.json["error"] as? String == "bad_request")
+        #expect(try server.stat("prefetch", "jobs") == 0)
+        #expect(try server.stat("renders", "total") == 0)
+    }
+
+    @Test func unknownJobsAre404AndWrongMethods405() throws {
+        let server = try ServerHarness()
+        #expect(try server.get("/prefetch/999").status == 404)
+        #expect(try server.get("/prefetch/999", method: "DELETE").status == 404)
+        #expect(try server.get("/prefetch").status == 405)
+        #expect(try server.get("/prefetch/1", method: "POST").status == 405)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Where test inputs live: the project's own fixtures (always there) and the shared corpus
+/// (`../shared/corpus` beside the checkout, or `$THUMBD_CORPUS`), whose sweeps run only when present.
+enum Paths {
+    /// The package root, found from this file's location.
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        fatalError("no Package.swift above \(#filePath)")
+    }()
+
+    /// `Tests/Fixtures/photos`: a few small real photos (see Tests/Fixtures/MANIFEST.tsv).
+    static let fixturePhotos = packageRoot + "/Tests/Fixtures/photos"
+
+    /// The shared corpus, or nil when this clone has none.
+    static let corpus: String? = {
+        let candidate = ProcessInfo.processInfo.environment["THUMBD_CORPUS"]
+            ?? URL(fileURLWithPath: packageRoot).deletingLastPathComponent().appendingPathComponent("shared/corpus").path
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: candidate + "/photos", isDirectory: &isDirectory) && isDirectory.boolValue
+            ? candidate : nil
+    }()
+
+    static var hasCorpus: Bool { corpus != nil }
+
+    /// File names in a directory, sorted, without dot-files.
+    static func files(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+}
+
+/// Header facts from the `vipsheader` command (libvips-tools): an independent source of source
+/// dimensions and orientation for expected sizes.
+enum VipsHeader {
+    /// Width and height as displayed (EXIF orientation 5...8 swaps them).
+    static func displaySize(_ path: String) -> (width: Int, height: Int)? {
+        guard let width = Int(field("width", path)), let height = Int(field("height", path)) else { return nil }
+        let orientation = Int(field("orientation", path)) ?? 1
+        return (5...8).contains(orientation) ? (height, width) : (width, height)
+    }
+
+    static func field(_ name: String, _ path: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
+        process.arguments = ["-f", name, path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// The expected output size by API.md's rules, worked out here from the grid box and the source's
+/// displayed size, independently of `GridSpec.outputSize`.
+enum ExpectedSize {
+    static func of(grid: String, width w: Int, height h: Int) -> (width: Int, height: Int) {
+        switch grid {
+        case "1":  // contain 1179x2358, never enlarge
+            if w <= 1179 && h <= 2358 { return (w, h) }
+            let scale = min(1179.0 / Double(w), 2358.0 / Double(h))
+            return scale == 1179.0 / Double(w) ? (1179, Int((Double(h) * scale).rounded())) : (Int((Double(w) * scale).rounded()), 2358)
+        case "3": return w < 393 || h < 393 ? (min(w, h), min(w, h)) : (393, 393)
+        default: return w < 236 || h < 236 ? (min(w, h), min(w, h)) : (236, 236)
+        }
+    }
+}

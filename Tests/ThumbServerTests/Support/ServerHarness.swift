@@ -1,0 +1,69 @@
+import Foundation
+import HTTP
+import ThumbServer
+import Thumbnails
+
+/// A real thumbd on 127.0.0.1 with an ephemeral port, its own cache directory and library.
+/// `restart()` builds a new server over the same cache directory, as a process restart would.
+final class ServerHarness: @unchecked Sendable {
+    let library: String
+    let cacheDirectory: String
+    private(set) var config: Config
+    private(set) var thumbd: Thumbd
+    private(set) var port: UInt16
+    private let ownsCache: Bool
+
+    init(library: String = Paths.fixturePhotos, cacheDirectory: String? = nil, configure: (inout Config) -> Void = { _ in }) throws {
+        self.library = library
+        ownsCache = cacheDirectory == nil
+        self.cacheDirectory = cacheDirectory ?? NSTemporaryDirectory() + "thumbd-cache-\(UUID().uuidString)"
+        var config = Config()
+        config.library = library
+        config.port = 0
+        config.cacheDirectory = self.cacheDirectory
+        config.shutdownGraceSeconds = 2
+        configure(&config)
+        self.config = config
+        thumbd = try Thumbd(config: config)
+        port = try thumbd.start()
+    }
+
+    deinit {
+        stop()
+        if ownsCache { try? FileManager.default.removeItem(atPath: cacheDirectory) }
+    }
+
+    func stop() {
+        let done = DispatchSemaphore(value: 0)
+        thumbd.shutdown { done.signal() }
+        _ = done.wait(timeout: .now() + 10)
+    }
+
+    func restart() throws {
+        stop()
+        thumbd = try Thumbd(config: config)
+        port = try thumbd.start()
+    }
+
+    func get(_ target: String, headers: [String: String] = [:], method: String = "GET") throws -> TestResponse {
+        try TestClient.get(port: port, target, method: method, headers: headers)
+    }
+
+    /// `/stats` as JSON.
+    func stats() throws -> [String: Any] { try get("/stats").json }
+
+    func stat(_ section: String, _ field: String) throws -> Int {
+        ((try stats()[section] as? [String: Any])?[field] as? NSNumber)?.intValue ?? -1
+    }
+}
+
+/// Percent-encodes every byte outside RFC 3986's unreserved set, per path segment.
+func encodePath(_ path: String) -> String {
+    path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+        segment.utf8.map { byte -> String in
+            let c = Character(Unicode.Scalar(byte))
+            if byte < 128 && (c.isLetter || c.isNumber || "-._~".contains(c)) { return String(c) }
+            return String(format: "%%%02X", byte)
+        }.joined()
+    }.joined(separator: "/")
+}

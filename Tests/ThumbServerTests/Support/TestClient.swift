@@ -1,0 +1,83 @@
+import Foundation
+
+/// A response as the test client read it.
+struct TestResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+
+    var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The body parsed as a JSON object.
+    var json: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+}
+
+/// A deliberately plain HTTP/1.1 client over a blocking POSIX socket: it sends exactly the
+/// bytes it is given (so tests control every percent-escape) and reads until the server closes.
+enum TestClient {
+    static func get(port: UInt16, _ target: String, method: String = "GET",
+                    headers: [String: String] = [:]) throws -> TestResponse {
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
+        request += "\r\n"
+        let raw = try exchange(port: port, Array(request.utf8))
+        return try parse(raw, method: method)
+    }
+
+    struct ClientError: Error, CustomStringConvertible { let description: String }
+
+    /// Sends `bytes`, reads until EOF (10 s timeout).
+    static func exchange(port: UInt16, _ bytes: [UInt8]) throws -> [UInt8] {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ClientError(description: "socket: \(errno)") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw ClientError(description: "connect: \(errno)") }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard n > 0 else { throw ClientError(description: "send: \(errno)") }
+            sent += n
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n == 0 { break }
+            guard n > 0 else { throw ClientError(description: "recv: \(errno) after \(received.count) bytes") }
+            received += buffer[0..<n]
+        }
+        return received
+    }
+
+    static func parse(_ raw: [UInt8], method: String = "GET") throws -> TestResponse {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, raw.count - 3)).first(where: { raw[$0..<$0 + 4].elementsEqual(separator) }) else {
+            throw ClientError(description: "no header end in \(raw.count) bytes")
+        }
+        let head = String(decoding: raw[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw ClientError(description: "bad status line \(head[0])")
+        }
+        let headers: [(String, String)] = head.dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        return TestResponse(status: status, headers: headers, body: Array(raw[(end + 4)...]))
+    }
+}

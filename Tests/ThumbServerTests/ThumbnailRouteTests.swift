@@ -1,0 +1,215 @@
+import Foundation
+import Testing
+@testable import ThumbServer
+
+/// The thumbnail route over a real socket, on the project's own fixture photos.
+@Suite(.serialized) struct ThumbnailRouteTests {
+    /// 1800x1200, EXIF orientation 1 (recurser/exif-orientation-examples).
+    let landscape = "Landscape_1.jpg"
+    /// 640x480 stored, EXIF orientation 6 and GPS: displayed 480x640.
+    let galaxy = "galaxy-s-orientation6-gps-vga.jpg"
+
+    @Test(arguments: ["1", "3", "5"])
+    func gridsHaveTheExactSizeOfAPI(grid: String) throws {
+        let server = try ServerHarness()
+        for name in Paths.files(in: Paths.fixturePhotos) {
+            let source = try #require(VipsHeader.displaySize(Paths.fixturePhotos + "/" + name), "vipsheader \(name)")
+            let response = try server.get("/thumbnails/\(grid)/\(encodePath(name))")
+            #expect(response.status == 200, "\(name): \(response.text)")
+            let expected = ExpectedSize.of(grid: grid, width: source.width, height: source.height)
+            let header = try #require(ImageHeader(response.body), "\(name) output is not an image")
+            #expect(header == ImageHeader(format: "jpeg", width: expected.width, height: expected.height), "\(name) at grid \(grid)")
+            #expect(response.header("Content-Type") == "image/jpeg")
+            #expect(Int(response.header("Content-Length") ?? "") == response.body.count)
+        }
+    }
+
+    @Test func cacheTiersGoMissThenMemoryThenDiskAfterARestart() throws {
+        let server = try ServerHarness()
+        let target = "/thumbnails/3/\(landscape)"
+        let first = try server.get(target)
+        #expect(first.status == 200)
+        #expect(first.header("X-Cache") == "MISS")
+        #expect(first.header("Server-Timing")?.hasPrefix("render;dur=") == true)
+        let second = try server.get(target)
+        #expect(second.header("X-Cache") == "HIT-MEMORY")
+        #expect(second.header("Server-Timing") == nil)
+        #expect(second.body == first.body)
+        #expect(try server.stat("renders", "total") == 1)
+
+        try server.restart()
+        let afterRestart = try server.get(target)
+        #expect(afterRestart.header("X-Cache") == "HIT-DISK")
+        #expect(afterRestart.body == first.body)
+        #expect(afterRestart.header("ETag") == first.header("ETag"))
+        #expect(try server.stat("renders", "total") == 0)   // a new process: nothing rendered
+        #expect(try server.get(target).header("X-Cache") == "HIT-MEMORY")  // promoted
+        #expect(try server.stat("disk_cache", "hits") == 1)
+    }
+
+    @Test func headersOfA200AreThoseOfAPI() throws {
+        let server = try ServerHarness()
+        let response = try server.get("/thumbnails/5/\(landscape)")
+        let etag = try #require(response.header("ETag"))
+        #expect(etag.count == 34 && etag.hasPrefix("\"") && etag.hasSuffix("\""))
+        #expect(response.header("Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(response.header("Vary") == "Accept")
+        #expect(response.header("Date") != nil)
+        let head = try server.get("/thumbnails/5/\(landscape)", method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("Content-Length") == String(response.body.count))
+        #expect(head.header("ETag") == etag)
+        #expect(head.header("X-Cache") == "HIT-MEMORY")
+    }
+
+    @Test func ifNoneMatchGives304() throws {
+        let server = try ServerHarness()
+        let target = "/thumbnails/3/\(landscape)"
+        let etag = try #require(try server.get(target).header("ETag"))
+        for value in [etag, "W/\(etag)", "\"other\", \(etag)", "*"] {
+            let response = try server.get(target, headers: ["If-None-Match": value])
+            #expect(response.status == 304, "If-None-Match: \(value)")
+            #expect(response.body.isEmpty)
+            #expect(response.header("ETag") == etag)
+            #expect(response.header("Cache-Control") == "public, max-age=31536000, immutable")
+            #expect(response.header("Vary") == "Accept")
+        }
+        #expect(try server.get(target, headers: ["If-None-Match": "\"nope\""]).status == 200)
+    }
+
+    @Test func twentyConcurrentMissesRunOneRender() throws {
+        let server = try ServerHarness()
+        let bodies = LockedArray<[UInt8]>()
+        let statuses = LockedArray<Int>()
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let response = try? server.get("/thumbnails/1/\(landscape)")
+            statuses.append(response?.status ?? -1)
+            bodies.append(response?.body ?? [])
+        }
+        #expect(statuses.values == Array(repeating: 200, count: 20))
+        #expect(Set(bodies.values).count == 1)
+        #expect(try server.stat("renders", "total") == 1)
+        #expect(try server.stat("renders", "coalesced") == 19)
+    }
+
+    @Test func aReplacedSourceGetsANewETagAndNewPixels() throws {
+        let library = NSTemporaryDirectory() + "thumbd-replace-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: library) }
+        let photo = library + "/photo.jpg"
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/" + landscape, toPath: photo)
+        let server = try ServerHarness(library: library)
+        let before = try server.get("/thumbnails/3/photo.jpg")
+        try FileManager.default.removeItem(atPath: photo)
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/" + galaxy, toPath: photo)
+        let after = try server.get("/thumbnails/3/photo.jpg")
+        #expect(after.status == 200)
+        #expect(after.header("X-Cache") == "MISS")
+        #expect(after.header("ETag") != before.header("ETag"))
+        #expect(after.body != before.body)
+        #expect(try server.stat("renders", "total") == 2)
+    }
+
+    @Test(arguments: ["empty", "half"])
+    func aDamagedDiskEntryIsRenderedAgain(damage: String) throws {
+        let server = try ServerHarness { $0.memoryCacheBytes = 0 }  // every repeat goes to disk
+        let target = "/thumbnails/3/\(landscape)"
+        let original = try server.get(target)
+        let digest = try #require(original.header("ETag")).replacingOccurrences(of: "\"", with: "")
+        let entry = server.cacheDirectory + "/entries/\(digest.prefix(2))/\(digest)"
+        let stored = try #require(FileManager.default.contents(atPath: entry))
+        #expect(try server.get(target).header("X-Cache") == "HIT-DISK")
+        FileManager.default.createFile(atPath: entry, contents: damage == "empty" ? Data() : stored.prefix(stored.count / 2))
+        let again = try server.get(target)
+        #expect(again.status == 200)
+        #expect(again.header("X-Cache") == "MISS")
+        #expect(again.body == original.body)
+        #expect(try server.stat("disk_cache", "corrupt") == 1)
+        #expect(try server.stat("renders", "total") == 2)
+        #expect(try server.get(target).header("X-Cache") == "HIT-DISK")
+    }
+
+    @Test func theDiskLimitHoldsUnderManyEntries() throws {
+        let limit = 2 << 20
+        let server = try ServerHarness { $0.diskCacheBytes = limit }
+        for grid in ["1", "3", "5"] {
+            for name in Paths.files(in: Paths.fixturePhotos) {
+                for format in ["jpeg", "png", "webp"] {
+                    #expect(try server.get("/thumbnails/\(grid)/\(encodePath(name))?format=\(format)").status == 200)
+                    #expect(diskUsage(server.cacheDirectory) <= limit)
+                }
+            }
+        }
+        #expect(try server.stat("disk_cache", "evictions") > 0)
+        #expect(try server.stat("disk_cache", "bytes") <= limit)
+    }
+
+    @Test func metadataIsStripped() throws {
+        let server = try ServerHarness()
+        #expect(ImageHeader.containsEXIF(Array(FileManager.default.contents(atPath: Paths.fixturePhotos + "/" + galaxy)!)))
+        for format in ["jpeg", "png", "webp"] {
+            let response = try server.get("/thumbnails/3/\(galaxy)?format=\(format)")
+            #expect(response.status == 200)
+            #expect(!ImageHeader.containsEXIF(response.body), "\(format) output carries EXIF")
+        }
+    }
+
+    @Test func formatNegotiation() throws {
+        let server = try ServerHarness()
+        let target = "/thumbnails/5/\(landscape)"
+        let webp = try server.get(target, headers: ["Accept": "image/avif,image/webp,*/*;q=0.8"])
+        #expect(ImageHeader(webp.body)?.format == "webp")
+        #expect(webp.header("Content-Type") == "image/webp")
+        let plain = try server.get(target, headers: ["Accept": "image/*,*/*"])
+        #expect(ImageHeader(plain.body)?.format == "jpeg")
+        #expect(try server.get(target, headers: ["Accept": "image/webp;q=0"]).header("Content-Type") == "image/jpeg")
+        #expect(webp.header("ETag") != plain.header("ETag"))
+        let png = try server.get(target + "?format=png", headers: ["Accept": "image/webp"])
+        #expect(ImageHeader(png.body) == ImageHeader(format: "png", width: 236, height: 236))
+        let bad = try server.get(target + "?format=gif")
+        #expect(bad.status == 400)
+        #expect(bad.json["error"] as? String == "bad_request")
+    }
+
+    @Test func countersAddUp() throws {
+        let server = try ServerHarness()
+        _ = try server.get("/thumbnails/3/\(landscape)")       // miss
+        _ = try server.get("/thumbnails/3/\(landscape)")       // memory hit
+        _ = try server.get("/thumbnails/5/\(galaxy)")          // miss
+        _ = try server.get("/thumbnails/3/nope.jpg")           // 404, no cache lookup
+        let stats = try server.stats()
+        let memory = try #require(stats["memory_cache"] as? [String: Any])
+        let disk = try #require(stats["disk_cache"] as? [String: Any])
+        let renders = try #require(stats["renders"] as? [String: Any])
+        let requests = try #require(stats["requests"] as? [String: Any])
+        func n(_ d: [String: Any], _ k: String) -> Int { (d[k] as? NSNumber)?.intValue ?? -1 }
+        #expect(n(memory, "hits") == 1)
+        #expect(n(memory, "misses") == 2)
+        #expect(n(memory, "misses") == n(disk, "hits") + n(disk, "misses") + n(renders, "coalesced"))
+        #expect(n(disk, "misses") == n(renders, "total"))
+        #expect(n(requests, "total") == 4)   // this /stats request is counted after it is answered
+        let byStatus = try #require(requests["by_status"] as? [String: Any])
+        #expect(n(byStatus, "200") == 3)
+        #expect(n(byStatus, "404") == 1)
+        #expect((stats["connections"] as? [String: Any]).map { n($0, "total") } == 5)
+    }
+}
+
+/// Bytes the regular files under `directory` occupy, in allocated blocks as `du` counts them.
+func diskUsage(_ directory: String) -> Int {
+    let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
+    return files.reduce(0) { total, file in
+        var st = stat()
+        guard lstat(directory + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
+        return total + Int(st.st_blocks) * 512
+    }
+}
+
+/// An array appended to from many threads.
+final class LockedArray<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [T] = []
+    func append(_ value: T) { lock.lock(); storage.append(value); lock.unlock() }
+    var values: [T] { lock.lock(); defer { lock.unlock() }; return storage }
+}
