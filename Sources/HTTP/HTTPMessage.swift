@@ -30,6 +30,10 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.append((name: name, value: value))
     }
 
+    /// Reserves room for `count` fields, so a parser that knows the count appends without
+    /// regrowing the array. (Internal addition to the contract, for the parser's hot path.)
+    mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }
+
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
         fields.removeAll { Self.namesEqual($0.name, name) }

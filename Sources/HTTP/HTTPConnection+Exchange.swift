@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+
+/// Requests in, responses out: one request at a time per connection, in order; the
+/// responder's completion may come from any thread and hops back to the connection's queue.
+extension HTTPConnection {
+    /// Takes buffered requests out of the parser and dispatches them, one at a time, for as
+    /// long as responses complete synchronously. On the queue, when `phase == .idle`.
+    func drive() {
+        while phase == .idle {
+            if drainRequested { close(); return }
+            let request: HTTPRequest?
+            do {
+                request = try parser.nextRequest()
+            } catch {
+                sendError(error)
+                return
+            }
+            guard let request else {
+                waitForMoreInput()
+                return
+            }
+            requestStartedAt = 0
+            dispatch(request)
+        }
+    }
+
+    func waitForMoreInput() {
+        if peerClosed { close(); return }
+        if parser.takeContinueExpectation() {
+            // An interim response on an idle socket: 25 bytes always fit the empty send buffer.
+            let interim = "HTTP/1.1 100 Continue\r\n\r\n"
+            _ = interim.utf8.withContiguousStorageIfAvailable { write(fd, $0.baseAddress, $0.count) }
+        }
+        if parser.isMidRequest {
+            if requestStartedAt == 0 { requestStartedAt = DispatchTime.now().uptimeNanoseconds }
+        } else {
+            requestStartedAt = 0
+        }
+        resumeReading()
+    }
+
+    /// Hands one request to the responder.
+    func dispatch(_ request: HTTPRequest) {
+        sequence &+= 1
+        let seq = sequence
+        let keepAlive = Self.wantsKeepAlive(request)
+        inFlight = InFlight(method: request.method, target: request.target,
+                            isHead: request.method == "HEAD", keepAlive: keepAlive,
+                            isHTTP10: request.version.minor == 0,
+                            parsedAt: DispatchTime.now().uptimeNanoseconds)
+        phase = .dispatching
+        context.server.responder.respond(to: request) { [self] response in
+            complete(seq, response)
+        }
+        if let response = syncResponse {
+            syncResponse = nil
+            startWrite(response)
+        } else if phase == .dispatching {
+            phase = .awaitingResponse
+        }
+    }
+
+    /// The responder's completion, on any thread: a response given synchronously from inside
+    /// `respond` is picked up by `dispatch`; any other hops to the queue.
+    func complete(_ seq: UInt64, _ response: HTTPResponse) {
+        if context.isCurrent && phase == .dispatching && seq == sequence {
+            if syncResponse == nil { syncResponse = response }
+            return
+        }
+        context.queue.async { [self] in
+            guard phase == .awaitingResponse && seq == sequence else { return }
+            startWrite(response)
+            if phase == .idle { drive() }
+        }
+    }
+
+    /// HTTP/1.1 keeps the connection unless `Connection: close`; HTTP/1.0 closes it unless
+    /// `Connection: keep-alive` (RFC 9112 §9.3).
+    static func wantsKeepAlive(_ request: HTTPRequest) -> Bool {
+        let http11 = request.version.minor >= 1
+        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Connection") {
+            for token in field.value.split(separator: ",") {
+                let t = token.trimmingSpaces
+                if http11 && t.utf8.count == 5 && HTTPHeaders.namesEqual(String(t), "close") { return false }
+                if !http11 && t.utf8.count == 10 && HTTPHeaders.namesEqual(String(t), "keep-alive") { return true }
+            }
+        }
+        return http11
+    }
+
+    /// Answers a parse error or timeout with the JSON error body, then closes (lingering).
+    func sendError(_ error: HTTPParseError) {
+        inFlight = InFlight(method: "", target: "", isHead: false, keepAlive: false, isHTTP10: false,
+                            parsedAt: DispatchTime.now().uptimeNanoseconds)
+        lingerAfterResponse = true
+        startWrite(HTTPErrorResponse.make(status: error.status, code: error.code, message: error.message))
+    }
+}
+
+extension Substring {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: Substring {
+        var s = self
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return s
+    }
+}

@@ -1,0 +1,147 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+
+/// Writing responses: head and body go to `writev` as two buffers (the body is the responder's
+/// array, never copied); on EAGAIN the rest is parked and resumed from a write source that is
+/// suspended while nothing is parked.
+extension HTTPConnection {
+    /// Serializes `response` for the in-flight request and starts writing it. On return the
+    /// phase is `.idle` (written, keep going), `.writing` (parked), `.lingering` or `.closed`.
+    func startWrite(_ response: HTTPResponse) {
+        guard let request = inFlight else { return }
+        phase = .writing
+        closeAfterResponse = lingerAfterResponse || !request.keepAlive || drainRequested
+            || context.draining
+        let directive: HTTPResponseSerializer.ConnectionDirective =
+            closeAfterResponse ? .close : (request.isHTTP10 ? .keepAlive : .none)
+        HTTPResponseSerializer.writeHead(into: &head, response: response, connection: directive,
+                                         dateLine: context.dateCache.currentLine())
+        let sendsBody = !request.isHead && !HTTPStatus.hasNoContent(response.status)
+        body = sendsBody ? response.body : []
+        headSent = 0
+        bodySent = 0
+        responseStatus = response.status
+        if context.server.configuration.onExchange != nil { responseHeaders = response.headers }
+        if flush() { responseWritten() }
+    }
+
+    /// Writes as much of the parked response as the socket takes. True when all of it is
+    /// written; false when parked on EAGAIN (write source armed) or the connection closed.
+    func flush() -> Bool {
+        while true {
+            let headLeft = head.count - headSent
+            let bodyLeft = body.count - bodySent
+            if headLeft == 0 && bodyLeft == 0 { return true }
+            let n = head.withUnsafeBytes { h in
+                body.withUnsafeBytes { b in
+                    var iov = (iovec(), iovec())
+                    return withUnsafeMutableBytes(of: &iov) { raw -> Int in
+                        let v = raw.bindMemory(to: iovec.self)
+                        var count: Int32 = 0
+                        if headLeft > 0 {
+                            v[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: h.baseAddress! + headSent),
+                                         iov_len: headLeft)
+                            count = 1
+                        }
+                        if bodyLeft > 0 {
+                            v[Int(count)] = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress! + bodySent),
+                                                  iov_len: bodyLeft)
+                            count += 1
+                        }
+                        return writev(fd, v.baseAddress, count)
+                    }
+                }
+            }
+            if n > 0 {
+                let fromHead = min(n, headLeft)
+                headSent += fromHead
+                bodySent += n - fromHead
+                if bodySent < body.count || headSent < head.count {
+                    lastActivity = DispatchTime.now().uptimeNanoseconds
+                }
+                continue
+            }
+            let e = errno
+            if n < 0 && e == EINTR { continue }
+            if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
+                lastActivity = DispatchTime.now().uptimeNanoseconds
+                armWriteSource()
+                return false
+            }
+            close()
+            return false
+        }
+    }
+
+    /// The whole response is with the kernel: report it, then keep the connection, linger or close.
+    func responseWritten() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if let onExchange = context.server.configuration.onExchange, let request = inFlight {
+            onExchange(HTTPExchangeRecord(method: request.method, target: request.target,
+                                          status: responseStatus, bodyBytes: body.count,
+                                          durationNanoseconds: now &- request.parsedAt,
+                                          responseHeaders: responseHeaders))
+            responseHeaders = HTTPHeaders()
+        }
+        inFlight = nil
+        body = []
+        lastActivity = now
+        if lingerAfterResponse {
+            startLingering()
+        } else if closeAfterResponse {
+            close()
+        } else {
+            phase = .idle
+        }
+    }
+
+    /// Arms the write source (creating it on first use) to resume a parked write.
+    func armWriteSource() {
+        if writeSource == nil {
+            let w = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: context.queue)
+            w.setEventHandler { [self] in writable() }
+            w.setCancelHandler { [self] in sourceCancelled() }
+            liveSources += 1
+            writeSource = w
+        }
+        if writeSuspended {
+            writeSuspended = false
+            writeSource?.resume()
+        }
+    }
+
+    func disarmWriteSource() {
+        if !writeSuspended {
+            writeSuspended = true
+            writeSource?.suspend()
+        }
+    }
+
+    /// The socket can take more of the parked response.
+    func writable() {
+        guard phase == .writing else { disarmWriteSource(); return }
+        if flush() {
+            disarmWriteSource()
+            responseWritten()
+            if phase == .idle { drive() }
+        }
+    }
+
+    /// After an error response: shut the write side so the client sees the response and EOF,
+    /// and discard input for a while, so unread request bytes do not turn the close into a
+    /// reset that destroys the response (RFC 9112 §9.6).
+    func startLingering() {
+        phase = .lingering
+        lingerDeadline = DispatchTime.now().uptimeNanoseconds &+ context.lingerNanoseconds
+        _ = shutdown(fd, Int32(SHUT_WR))
+        parser = HTTPRequestParser(limits: context.limits)
+        if peerClosed {
+            close()
+        } else {
+            resumeReading()
+            discardInput()
+        }
+    }
+}

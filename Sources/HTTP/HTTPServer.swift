@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// An HTTP/1.1 server on non-blocking sockets driven by Dispatch sources: one listening socket
+/// with a read source on its own queue, and each connection with its own read source on one of
+/// `queueCount` serial queues. No thread per connection; no queue ever blocks on a socket.
+///
+/// The server and its connection queues reference each other until `shutdown` completes: keep
+/// the server for the life of the process, or shut it down to release it.
+public final class HTTPServer: Sendable {
+    /// The settings given at init.
+    public let configuration: HTTPServerConfiguration
+    /// Answers every parsed request.
+    public let responder: any HTTPResponder
+
+    let acceptQueue = DispatchQueue(label: "thumbd.http.accept")
+    /// Locking: guarded by this `Mutex` — the connection queues, the accept source and whether
+    /// it is suspended, connection counts and shutdown state. Taken once per accepted and per
+    /// closed connection, never per request.
+    let state = Mutex(State())
+
+    struct State {
+        var queues: [HTTPConnectionQueue] = []
+        var acceptSource: DispatchSourceRead?
+        var acceptSuspended = true
+        var started = false
+        var stopped = false
+        /// Accepting paused after EMFILE/ENFILE; cleared after 100 ms or when a connection closes.
+        var backingOff = false
+        var open = 0
+        var total = 0
+        var nextQueue = 0
+        var shutdownCompletions: [@Sendable () -> Void] = []
+    }
+
+    /// Creates a server; nothing is bound until `start()`.
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+        self.configuration = configuration
+        self.responder = responder
+    }
+
+    /// Open connections now, and connections accepted since start.
+    public var connectionCounts: (open: Int, total: Int) {
+        state.withLock { ($0.open, $0.total) }
+    }
+
+    /// Raises the open-file limit, ignores SIGPIPE, binds, listens and starts accepting.
+    /// - Returns: the bound port (the ephemeral one when `configuration.port` is 0).
+    /// - Throws: `HTTPServerError` when the host is not an IP literal, the port is in use, or
+    ///   the server was started before.
+    public func start() throws -> UInt16 {
+        try state.withLock { (s) throws(HTTPServerError) in
+            guard !s.started && !s.stopped else { throw .alreadyStarted }
+            s.started = true
+        }
+        HTTPSocket.raiseOpenFileLimit()
+        HTTPSocket.ignoreSIGPIPE()
+        let listener: Int32, port: UInt16
+        do {
+            (listener, port) = try HTTPSocket.listen(host: configuration.host, port: configuration.port,
+                                                     backlog: configuration.backlog)
+        } catch {
+            state.withLock { $0.started = false }
+            throw error
+        }
+        let queues = (0..<max(1, configuration.queueCount)).map {
+            HTTPConnectionQueue(index: $0, server: self, configuration: configuration)
+        }
+        for q in queues { q.startTimer() }
+        state.withLock { s in
+            let source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
+            source.setEventHandler { [self] in acceptConnections(listener) }
+            source.setCancelHandler { _ = Glibc.close(listener) }
+            s.queues = queues
+            s.acceptSource = source
+            updateAccepting(&s)
+        }
+        return port
+    }
+
+    /// Stops accepting at once (the listening socket is closed), closes idle connections, lets
+    /// requests in flight finish their response (then closes them) for up to `gracePeriod`
+    /// seconds, then closes everything. `completion` runs, on any thread, once every
+    /// connection is closed.
+    public func shutdown(gracePeriod: Double, completion: @escaping @Sendable () -> Void) {
+        let (source, wasSuspended, queues, done) = state.withLock { s in
+            s.stopped = true
+            s.shutdownCompletions.append(completion)
+            let source = s.acceptSource
+            s.acceptSource = nil
+            return (source, s.acceptSuspended, s.queues, takeCompletionsIfDone(&s))
+        }
+        if let source {
+            source.cancel()
+            if wasSuspended { source.resume() }
+        }
+        let grace = DispatchTime.now() + max(0, gracePeriod)
+        for q in queues {
+            q.queue.async { q.drain() }
+            q.queue.asyncAfter(deadline: grace) { q.closeAll() }
+        }
+        finish(done)
+    }
+
+    /// With the lock held: the pending shutdown completions if the server is stopped and no
+    /// connection is open (they are then removed, so each runs once).
+    func takeCompletionsIfDone(_ s: inout State) -> [@Sendable () -> Void] {
+        guard s.stopped && s.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
+        defer { s.shutdownCompletions = [] }
+        for q in s.queues { q.queue.async { q.stopTimer() } }
+        // Break the server ⇄ queue cycle: the queues go once their last pending block ran.
+        s.queues = []
+        return s.shutdownCompletions
+    }
+
+    func finish(_ completions: [@Sendable () -> Void]) {
+        for c in completions { c() }
+    }
+}

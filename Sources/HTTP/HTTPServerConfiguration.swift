@@ -1,0 +1,42 @@
+import Foundation
+
+/// Server settings; every option's doc gives its unit and default.
+public struct HTTPServerConfiguration: Sendable {
+    /// Address to listen on: an IPv4 literal, `"localhost"` (127.0.0.1), `"0.0.0.0"` for every
+    /// interface, or an IPv6 literal (`"::1"`, `"::"`). No DNS lookups. `"127.0.0.1"` by default.
+    public var host: String = "127.0.0.1"
+    /// TCP port; `0` picks an ephemeral port, which `start()` returns. `8080` by default.
+    public var port: UInt16 = 8080
+    /// Length of the kernel's queue of connections not yet accepted (`listen(2)`). `1024` by default.
+    public var backlog: Int32 = 1024
+    /// Longest request line in bytes, without CRLF; longer → 414. `8192` by default.
+    public var maxRequestLineBytes: Int = 8192
+    /// Longest request line plus header fields, in bytes; longer → 431. `8192` by default.
+    public var maxHeaderBytes: Int = 8192
+    /// Longest request body (`Content-Length` or de-chunked), in bytes; longer → 413. `1 MiB` by default.
+    public var maxBodyBytes: Int = 1 << 20
+    /// Seconds allowed to receive a complete head once its first byte arrived (and, while a
+    /// body arrives, the longest pause between its bytes); then 408 and close. `10` by default.
+    public var headerTimeout: Double = 10
+    /// Seconds an idle keep-alive connection is kept open, and the longest a client may leave a
+    /// response unread; then the connection is closed silently. `75` by default.
+    public var idleTimeout: Double = 75
+    /// Open connections at which the server stops accepting (new ones wait in the kernel
+    /// backlog) until one closes. `4096` by default.
+    public var maxConnections: Int = 4096
+    /// Number of serial queues the connections are spread over, round robin.
+    /// The number of active processors by default.
+    public var queueCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Called once per response written, including the server's own error responses, on the
+    /// connection's queue: keep it cheap. For a parse error the method and target are `""`.
+    /// `nil` by default.
+    public var onExchange: (@Sendable (HTTPExchangeRecord) -> Void)? = nil
+
+    public init() {}
+
+    /// The parser limits these settings imply.
+    public var parserLimits: HTTPParserLimits {
+        HTTPParserLimits(maxRequestLineBytes: maxRequestLineBytes, maxHeaderBytes: maxHeaderBytes,
+                         maxBodyBytes: maxBodyBytes)
+    }
+}

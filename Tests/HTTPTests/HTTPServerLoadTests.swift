@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import HTTP
+
+@Suite("Server: many connections, large and abandoned responses")
+struct HTTPServerLoadTests {
+    @Test func thousandIdleKeepAliveConnectionsWhileAnotherClientIsServed() throws {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 && limit.rlim_max >= 4096 {
+            limit.rlim_cur = 4096
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let s = try RunningServer()
+        defer { s.stop() }
+        var idle: [TestClient] = []
+        for _ in 0..<1000 { idle.append(try s.client()) }
+        // Make each of them a keep-alive connection that has been served once.
+        for c in idle { try c.send(get("/warm")) }
+        for c in idle { #expect(try c.readResponse().status == 200) }
+        #expect(s.waitForOpenConnections(1000) == 1000)
+
+        let busy = try s.client()
+        for i in 0..<20 {
+            try busy.send(get("/busy\(i)"))
+            #expect(try busy.readResponse().text == "hello /busy\(i)")
+        }
+        #expect(s.server.connectionCounts.total == 1001)
+        idle.removeAll()
+        #expect(s.waitForOpenConnections(1) == 1)
+    }
+
+    @Test func largeResponseToSlowReaderArrivesIntact() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try s.client(receiveBufferBytes: 16 * 1024)
+        try c.send(get("/big") + get("/after"))
+        usleep(200_000)  // let the server fill the socket buffers and park on EAGAIN
+        let head = try c.readResponse(bodyless: true)
+        #expect(head.header("Content-Length") == String(TestResponder.big.count))
+        var body: [UInt8] = []
+        body.reserveCapacity(TestResponder.big.count)
+        body += try c.readBytes(256 * 1024, chunk: 4096, pauseMicroseconds: 200)
+        body += try c.readBytes(TestResponder.big.count - body.count, chunk: 65536)
+        #expect(body == TestResponder.big)
+        #expect(try c.readResponse().text == "hello /after")
+        let records = s.log.wait(for: 2)
+        #expect(records.first?.bodyBytes == TestResponder.big.count)
+    }
+
+    @Test func clientHangingUpMidResponseDoesNotHurtTheServer() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        for _ in 0..<3 {
+            let c = try s.client(receiveBufferBytes: 16 * 1024)
+            try c.send(get("/big"))
+            _ = try c.readBytes(10_000, chunk: 10_000)
+            var reset = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, socklen_t(MemoryLayout<linger>.size))
+        }
+        let c = try s.client()
+        try c.send(get("/still-alive"))
+        #expect(try c.readResponse().text == "hello /still-alive")
+        #expect(s.waitForOpenConnections(1) == 1)
+    }
+
+    @Test func connectionCapHoldsNewConnectionsInTheBacklog() throws {
+        let s = try RunningServer { $0.maxConnections = 2 }
+        defer { s.stop() }
+        let a = try s.client(), b = try s.client()
+        try a.send(get("/a"))
+        try b.send(get("/b"))
+        _ = try a.readResponse()
+        _ = try b.readResponse()
+        let c = try s.client(timeout: 0.3)  // connects (kernel backlog) but is not served
+        try c.send(get("/c"))
+        #expect(throws: TestClientError.self) { try c.readResponse() }
+        #expect(s.server.connectionCounts.open == 2)
+        try a.send(get("/x", "Connection: close\r\n"))
+        _ = try a.readResponse()
+        // Once a closes, c is accepted and served (its request was waiting in the socket).
+        let late = try (try? c.readResponse()) ?? c.readResponse()
+        #expect(late.text == "hello /c")
+        #expect(s.server.connectionCounts.total == 3)
+    }
+}

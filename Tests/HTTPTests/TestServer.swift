@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import HTTP
+import Synchronization
+
+/// Routes for socket tests:
+/// - `/slow?ms=N`: answered after N ms from another queue;
+/// - `/big`: an 8 MiB body where byte i is `i % 251`;
+/// - `/echo`: the request body back;
+/// - `/never`: never answered;
+/// - `/not-modified`: 304 with an ETag;
+/// - anything else: `hello <target>`.
+struct TestResponder: HTTPResponder {
+    static let big: [UInt8] = {
+        // Built by doubling a 251-byte period (fast even in debug and sanitizer builds).
+        var bytes = (0..<251).map { UInt8($0) }
+        while bytes.count < 8 << 20 { bytes += bytes }
+        return Array(bytes[0..<(8 << 20)])
+    }()
+
+    func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        var headers = HTTPHeaders()
+        headers.add("X-Test", "yes")
+        switch request.path {
+        case "/slow":
+            let ms = Int(request.query?.split(separator: "=").last ?? "100") ?? 100
+            let target = request.target
+            let headers = headers
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ms)) {
+                completion(HTTPResponse(status: 200, headers: headers, body: Array("hello \(target)".utf8)))
+            }
+        case "/big":
+            completion(HTTPResponse(status: 200, headers: headers, body: Self.big))
+        case "/echo":
+            completion(HTTPResponse(status: 200, headers: headers, body: request.body))
+        case "/never":
+            break
+        case "/not-modified":
+            headers.add("ETag", "\"abc\"")
+            completion(HTTPResponse(status: 304, headers: headers, body: Array("ignored".utf8)))
+        default:
+            completion(HTTPResponse(status: 200, headers: headers, body: Array("hello \(request.target)".utf8)))
+        }
+    }
+}
+
+/// Collects `onExchange` records.
+final class ExchangeLog: Sendable {
+    let records = Mutex<[HTTPExchangeRecord]>([])  // Locking: this Mutex guards the records.
+
+    func append(_ r: HTTPExchangeRecord) { records.withLock { $0.append(r) } }
+
+    /// Waits up to 2 s for at least `count` records.
+    func wait(for count: Int) -> [HTTPExchangeRecord] {
+        for _ in 0..<200 {
+            let r = records.withLock { $0 }
+            if r.count >= count { return r }
+            usleep(10_000)
+        }
+        return records.withLock { $0 }
+    }
+}
+
+/// A started server on an ephemeral port of 127.0.0.1.
+struct RunningServer {
+    let server: HTTPServer
+    let port: UInt16
+    let log: ExchangeLog
+
+    init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
+        var configuration = HTTPServerConfiguration()
+        configuration.port = 0
+        configuration.queueCount = 2
+        let log = ExchangeLog()
+        configuration.onExchange = { log.append($0) }
+        configure(&configuration)
+        server = HTTPServer(configuration: configuration, responder: TestResponder())
+        port = try server.start()
+        self.log = log
+    }
+
+    func client(timeout: Double = 5, receiveBufferBytes: Int32? = nil) throws -> TestClient {
+        try TestClient(port: port, timeout: timeout, receiveBufferBytes: receiveBufferBytes)
+    }
+
+    /// Shuts down and waits (up to `wait` seconds) for completion; true when it completed.
+    @discardableResult
+    func stop(gracePeriod: Double = 0.1, wait: Double = 5) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        server.shutdown(gracePeriod: gracePeriod) { done.signal() }
+        return done.wait(timeout: .now() + wait) == .success
+    }
+
+    /// Waits up to 2 s for the open connection count to reach `open`.
+    func waitForOpenConnections(_ open: Int) -> Int {
+        for _ in 0..<200 {
+            if server.connectionCounts.open == open { return open }
+            usleep(10_000)
+        }
+        return server.connectionCounts.open
+    }
+}
+
+func get(_ target: String, _ extra: String = "") -> String {
+    "GET \(target) HTTP/1.1\r\nHost: test\r\n\(extra)\r\n"
+}
