@@ -17,7 +17,8 @@ let package = Package(
         // SQLite from Debian (`libsqlite3-dev`): the persisted library index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
-        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
+        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("webpmux"), .linkedLibrary("webp")]),
         // HTTP/1.1 parser, serializer and the Dispatch socket server. Knows nothing of thumbnails.
         .target(name: "HTTP"),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.

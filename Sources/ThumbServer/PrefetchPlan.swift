@@ -27,7 +27,7 @@ struct PrefetchPlan {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any] else {
             throw APIError.badRequest("the body must be a JSON object")
         }
-        guard let gridName = fields["grid"] as? String ?? (fields["grid"] as? NSNumber).map({ "\($0.intValue)" }),
+        guard let gridName = fields["grid"] as? String ?? JSONValue.integer(fields["grid"]).map({ "\($0)" }),
               let grid = grids.first(where: { $0.name == gridName }) else {
             throw APIError.badRequest("grid must name one of \(grids.map(\.name).joined(separator: ", "))")
         }
@@ -54,12 +54,10 @@ struct PrefetchPlan {
             return
         }
         func whole(_ name: String) throws(APIError) -> Int {
-            guard let number = fields[name] as? NSNumber, !(fields[name] is Bool),
-                  number.doubleValue == number.doubleValue.rounded(), number.doubleValue >= 0,
-                  number.doubleValue <= Double(Int32.max) else {
+            guard let number = JSONValue.integer(fields[name]), (0...Int(Int32.max)).contains(number) else {
                 throw APIError.badRequest("\(name) must be a whole number ≥ 0")
             }
-            return number.intValue
+            return number
         }
         let start = try whole("start"), end = try whole("end")
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }

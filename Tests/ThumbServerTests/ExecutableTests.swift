@@ -85,11 +85,11 @@ import Testing
             if data.isEmpty { break }
             line += String(decoding: data, as: UTF8.self)
         }
-        let port = try #require(line.split(separator: ":").dropFirst(2).first.flatMap { UInt16($0.prefix { $0.isNumber }) },
-                                "no port in \(line)")
+        let afterHost = line.components(separatedBy: "127.0.0.1:").dropFirst().first ?? ""
+        let port = try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)")
         let response = try TestClient.get(port: port, "/thumbnails/3/Landscape_1.jpg")
         #expect(response.status == 200)
-        #expect(ImageHeader(response.body) == ImageHeader(format: "jpeg", width: 393, height: 393))
+        #expect(response.image == ImageHeader(format: "jpeg", width: 393, height: 393))
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)

@@ -75,7 +75,7 @@ import Testing
         #expect(job["failed"] as? Int == 1)
         let webp = try server.get("/thumbnails/5/Landscape_1.jpg", headers: ["Accept": "image/webp"])
         #expect(webp.header("X-Cache") == "HIT-DISK")
-        #expect(ImageHeader(webp.body)?.format == "webp")
+        #expect(webp.image?.format == "webp")
         #expect(try server.get("/thumbnails/5/Landscape_1.jpg").header("X-Cache") == "MISS")  // JPEG is another entry
     }
 

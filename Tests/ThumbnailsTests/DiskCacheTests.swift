@@ -86,8 +86,10 @@ import Testing
         let dir = TemporaryDirectory()
         do {
             let cache = try DiskCache(directory: dir.path, limitBytes: 40_960)  // ten 4 KiB blocks
-            for i in 0..<5 { cache.write(thumbnail(8000), for: key("e\(i)")) }  // 2 blocks each: full
-            usleep(20_000)
+            for i in 0..<5 {  // 2 blocks each: full. Apart in time: mtimes tick in jiffies.
+                cache.write(thumbnail(8000), for: key("e\(i)"))
+                usleep(20_000)
+            }
             #expect(cache.read(key("e0")) != nil)  // e0 becomes the most recent; e1 the oldest
         }
         let cache = try DiskCache(directory: dir.path, limitBytes: 40_960)

@@ -127,10 +127,9 @@ public enum ConfigLoader {
             let text: String?
             switch option.kind {
             case .string: text = value as? String
-            case .boolean: text = (value as? Bool).map { String($0) }
-            case .integer: text = (value as? NSNumber).flatMap { n in
-                    n.doubleValue == n.doubleValue.rounded() && !(value is Bool) ? String(n.int64Value) : nil }
-            case .number: text = (value as? NSNumber).flatMap { n in value is Bool ? nil : String(n.doubleValue) }
+            case .boolean: text = JSONValue.boolean(value).map { String($0) }
+            case .integer: text = JSONValue.integer(value).map { String($0) }
+            case .number: text = JSONValue.number(value).map { String($0) }
             }
             guard let text, option.set(&config, text) else {
                 throw ConfigError("key '\(key)' in the config file \(path) must be a \(describe(option))")
@@ -144,8 +143,8 @@ public enum ConfigLoader {
         }
         var specs: [GridSpec] = []
         for item in list {
-            guard let name = item["name"] as? String, let width = (item["width"] as? NSNumber)?.intValue,
-                  let height = (item["height"] as? NSNumber)?.intValue,
+            guard let name = item["name"] as? String, let width = JSONValue.integer(item["width"]),
+                  let height = JSONValue.integer(item["height"]),
                   let fit = (item["fit"] as? String).flatMap(Fit.init(rawValue:)) else {
                 throw ConfigError("key 'grids' in the config file \(path): each grid needs name (string), width, height (px) and fit (contain or cover)")
             }

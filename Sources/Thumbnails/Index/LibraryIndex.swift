@@ -47,7 +47,7 @@ public final class LibraryIndex: Sendable {
     /// - Parameter skipping: a directory under the root not to list (the cache, when it lives there).
     /// - Throws: `SQLiteDatabase.Failure` when the database cannot be opened or created.
     public init(library: Library, databasePath: String, skipping: String? = nil,
-                probe: @escaping Probe = { try? Renderer().probe(path: $0) }) throws {
+                probe: @escaping Probe = LibraryIndex.probeHeader) throws {
         self.library = library
         self.probe = probe
         skippedDirectory = skipping.flatMap { path in realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) } }
@@ -77,6 +77,15 @@ public final class LibraryIndex: Sendable {
         Self.sort(&loaded)
         state.withLock { $0 = loaded }
         database = Mutex(db)
+    }
+
+    /// The default probe: libvips reads the header only.
+    public static func probeHeader(_ path: String) -> SourceInfo? {
+        do {
+            return try Renderer().probe(path: path)
+        } catch {
+            return nil
+        }
     }
 
     /// Total images and one page of the listing; an offset past the end gives no items.

@@ -12,6 +12,19 @@ struct TestResponse {
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
+    /// The body's dimensions and format, read without libvips.
+    var image: ImageHeader? { ImageHeader(body) }
+
+    /// Whether the body carries EXIF.
+    var carriesEXIF: Bool { ImageHeader.containsEXIF(body) }
+
+    /// A short stand-in for the body in comparisons, so a failure does not print every byte.
+    var bodyDigest: String {
+        var hasher = Hasher()
+        hasher.combine(body)
+        return "\(body.count) bytes #\(hasher.finalize())"
+    }
+
     /// The body parsed as a JSON object.
     var json: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]

@@ -1,0 +1,40 @@
+/*
+ * Helpers shared by the shim's .c files; not part of the public header.
+ */
+#ifndef CVIPS_INTERNAL_H
+#define CVIPS_INTERNAL_H
+
+#include <vips/vips.h>
+#include "cvips_shim.h"
+
+/* Fills `failure` with `status` and "`what`: <libvips error text>", taking (and clearing) the
+ * process-global libvips error buffer right now, before another call can add to it. A text that
+ * says "out of memory" turns any status into CVIPS_INTERNAL: that is our fault, not the
+ * source's. Always returns -1, so callers can `return cvips_fail(...)`. */
+int cvips_fail(cvips_failure *failure, cvips_status status, const char *what);
+
+/* Like cvips_fail for a failed system call: "`what`: strerror(errnum)". */
+int cvips_fail_errno(cvips_failure *failure, cvips_status status, const char *what, int errnum);
+
+/* A VipsSource on `fd`, read from offset 0 (vips_source_new_from_descriptor dup()s the fd, and
+ * the dup shares the file offset, so it is rewound first). NULL with `failure` filled. */
+VipsSource *cvips_source_at_start(int fd, cvips_failure *failure);
+
+/* Makes `in` exactly `width` x `height` px when vips_thumbnail missed by rounding: a centre
+ * crop for any excess, a tiny resize (and as a last resort an edge-copy embed) for any
+ * shortfall. Sets *corrected when anything was done. 0, or -1 with the libvips error pending. */
+int cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out,
+                     int width, int height, int *corrected);
+
+/* Makes `in` 8-bit sRGB (3 bands, or 4 with alpha): grey, 16-bit, CMYK, Lab and oddly tagged
+ * images are converted. 0, or -1 with the libvips error pending. */
+int cvips_to_srgb8(VipsObject *context, VipsImage *in, VipsImage **out);
+
+/* Flattens an alpha band onto white (JPEG has no alpha). `in` must be 8-bit. 0, or -1. */
+int cvips_flatten_white(VipsObject *context, VipsImage *in, VipsImage **out);
+
+/* Encodes `in` with metadata stripped. 0, or -1 with the libvips error pending. */
+int cvips_encode(VipsImage *in, const cvips_render_options *options,
+                 void **bytes, size_t *length);
+
+#endif /* CVIPS_INTERNAL_H */

@@ -1,0 +1,109 @@
+/*
+ * The render job: descriptor in, encoded thumbnail out.
+ *
+ * Why this exists: it is one multi-step libvips pipeline (thumbnail → decode → exact size →
+ * sRGB 8-bit → flatten → encode) whose intermediate images must never reach Swift, and whose
+ * failures must be told apart: a source that will not decode (415) from our own fault (500).
+ */
+#include <string.h>
+
+#include "cvips_internal.h"
+
+static const char *const cvips_format_names[] = { "JPEG", "PNG", "WebP" };
+
+int
+cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
+             cvips_failure *failure)
+{
+    VipsObject *context;
+    VipsImage **t;
+    VipsImage *in;
+    VipsSource *source;
+    void *bytes = NULL;
+    size_t length = 0;
+    int result;
+
+    memset(thumbnail, 0, sizeof(*thumbnail));
+    if (options->width < 1 || options->height < 1) {
+        failure->status = CVIPS_INTERNAL;
+        g_strlcpy(failure->message, "the thumbnail size must be at least 1x1 px",
+            CVIPS_MESSAGE_SIZE);
+        return -1;
+    }
+
+    if (!(source = cvips_source_at_start(fd, failure)))
+        return -1;
+
+    /* Every intermediate image hangs off `context` and goes with it. */
+    context = VIPS_OBJECT(vips_image_new());
+    t = (VipsImage **) vips_object_local_array(context, 2);
+
+    /* Shrink-on-load from the file's bytes; orientation applied (no_rotate FALSE). `contain`
+     * asks for the exact target size with FORCE: the caller's size keeps the aspect ratio to
+     * the pixel, so the two shrinks differ by under a pixel and the result is exact.
+     * `cover` fills the box (never enlarging) and crops the centre. export_profile + perceptual
+     * intent turns ICC-tagged, CMYK and XYB sources into sRGB. fail_on=truncated refuses
+     * truncated and corrupt data that libvips would otherwise pad with grey; 8.14's
+     * thumbnail_source does not hand its own `fail_on` to the loader, so it also travels in
+     * `option_string` (checked on broken/truncated-10000-bytes.jpg). */
+    result = vips_thumbnail_source(source, &t[0], options->width,
+        "height", options->height,
+        "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+        "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+        "export_profile", "srgb",
+        "intent", VIPS_INTENT_PERCEPTUAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        "option_string", "fail_on=truncated",
+        NULL);
+    g_object_unref(source);
+    if (result) {
+        g_object_unref(context);
+        return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
+    }
+
+    /* Decode now, into a thumbnail-sized buffer, so a decode error is reported as the
+     * source's and a later error can only be ours. */
+    if (!(t[1] = vips_image_copy_memory(t[0]))) {
+        g_object_unref(context);
+        return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
+    }
+    in = t[1];
+
+    if (cvips_exact_size(context, in, &in, options->width, options->height,
+            &thumbnail->size_corrected) ||
+        cvips_to_srgb8(context, in, &in)) {
+        g_object_unref(context);
+        return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
+    }
+    if (options->format == CVIPS_FORMAT_JPEG &&
+        cvips_flatten_white(context, in, &in)) {
+        g_object_unref(context);
+        return cvips_fail(failure, CVIPS_INTERNAL, "cannot flatten alpha for JPEG");
+    }
+
+    if (cvips_encode(in, options, &bytes, &length)) {
+        char what[64];
+
+        g_snprintf(what, sizeof(what), "cannot encode the thumbnail as %s",
+            cvips_format_names[options->format <= CVIPS_FORMAT_WEBP ? options->format : 0]);
+        g_object_unref(context);
+        return cvips_fail(failure, CVIPS_INTERNAL, what);
+    }
+
+    thumbnail->bytes = bytes;
+    thumbnail->length = length;
+    thumbnail->width = in->Xsize;
+    thumbnail->height = in->Ysize;
+    thumbnail->bands = in->Bands;
+    g_object_unref(context);
+
+    return 0;
+}
+
+void
+cvips_thumbnail_free(cvips_thumbnail *thumbnail)
+{
+    g_free(thumbnail->bytes);
+    thumbnail->bytes = NULL;
+    thumbnail->length = 0;
+}

@@ -1,0 +1,108 @@
+/*
+ * cvips_shim: the few fixed-argument C functions the Swift `Rendering` module needs.
+ *
+ * Why this exists: libvips' C API is variadic (`vips_thumbnail(name, &out, w, "height", h, ...,
+ * NULL)`), which Swift cannot call. Every multi-step libvips job (open, header, thumbnail, colour,
+ * save) runs here in C; options travel in plain structs; `VipsImage *` never crosses into Swift.
+ * Failures come back as a status plus the libvips error text, copied with
+ * `vips_error_buffer_copy()` right where the failing call returned (the buffer is process-global).
+ */
+#ifndef CVIPS_SHIM_H
+#define CVIPS_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How a shim call ended. Swift maps these onto `RenderError.Kind`. */
+typedef enum {
+    CVIPS_OK = 0,
+    CVIPS_NOT_FOUND = 1,   /* open(2) said ENOENT / ENOTDIR */
+    CVIPS_UNSUPPORTED = 2, /* not a regular file, empty, unknown format, undecodable */
+    CVIPS_INTERNAL = 3,    /* a fault on our side: out of memory, encoder failure, EACCES... */
+} cvips_status;
+
+/* Bytes kept of a failure's sentence, including the NUL. Longer texts are cut. */
+#define CVIPS_MESSAGE_SIZE 512
+
+/* Why a call failed: a status and one human sentence with the libvips error text. */
+typedef struct {
+    cvips_status status;
+    char message[CVIPS_MESSAGE_SIZE];
+} cvips_failure;
+
+/* Output encodings, same order as Swift's `ImageFormat` cases. */
+typedef enum {
+    CVIPS_FORMAT_JPEG = 0,
+    CVIPS_FORMAT_PNG = 1,
+    CVIPS_FORMAT_WEBP = 2,
+} cvips_format;
+
+/* Header facts of a source, read without decoding pixels. */
+typedef struct {
+    int width;             /* px, as stored (page 0 of a multi-page file) */
+    int height;            /* px, as stored (page 0 of a multi-page file) */
+    int orientation;       /* EXIF orientation 1...8; 1 when absent or invalid */
+    int pages;             /* n-pages; 1 when absent */
+    int has_alpha;         /* 1 when libvips loads an alpha band */
+    char loader[32];       /* libvips loader nickname, e.g. "jpegload" */
+    char date_time_original[32];   /* EXIF DateTimeOriginal raw text, "" when absent */
+    char offset_time_original[16]; /* EXIF OffsetTimeOriginal raw text, "" when absent */
+} cvips_header;
+
+/* What to make of a source. */
+typedef struct {
+    int width;             /* exact output width after orientation, px (>= 1) */
+    int height;            /* exact output height after orientation, px (>= 1) */
+    int crop;              /* 1: cover (fill, centre crop); 0: contain (whole image) */
+    cvips_format format;
+    int quality;           /* JPEG/WebP Q, 1...100 */
+    int png_compression;   /* zlib level 0...9 */
+} cvips_render_options;
+
+/* An encoded thumbnail. `bytes` is g_malloc'ed: release it with cvips_thumbnail_free(). */
+typedef struct {
+    unsigned char *bytes;
+    size_t length;         /* bytes */
+    int width;             /* px */
+    int height;            /* px */
+    int bands;             /* bands written: 3 (RGB) or 4 (RGBA) */
+    int size_corrected;    /* 1 when vips_thumbnail missed the exact size and we fixed it */
+} cvips_thumbnail;
+
+/* Starts libvips once per process: vips_init, operation cache off (the server has its own
+ * caches), `concurrency` worker threads per pipeline. Later calls only set the concurrency.
+ * Returns 0, or -1 with `failure` filled. */
+int cvips_start(int concurrency, cvips_failure *failure);
+
+/* Opens `path` for reading without blocking (O_NONBLOCK: a FIFO must not hang a render thread)
+ * and checks it is a non-empty regular file. Returns the descriptor (the caller closes it), or
+ * -1 with `failure` filled. Exists so libvips never opens a name itself: no FIFO hangs, no
+ * "name[options]" parsing of file names, and header and pixels come from the same file. */
+int cvips_source_open(const char *path, cvips_failure *failure);
+
+/* Reads the header of the file open on `fd` (sequential access: no pixels decoded).
+ * Returns 0, or -1 with `failure` filled. */
+int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
+
+/* Renders the file open on `fd`: vips_thumbnail_source with shrink-on-load, orientation applied,
+ * sRGB 8-bit, exact size, alpha flattened on white for JPEG, metadata stripped, encoded.
+ * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
+int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
+                 cvips_failure *failure);
+
+/* Frees the bytes of a thumbnail made by cvips_render (g_free). */
+void cvips_thumbnail_free(cvips_thumbnail *thumbnail);
+
+/* Ends a job on the calling thread: vips_error_clear() and vips_thread_shutdown(), which frees
+ * libvips' per-thread buffers (render threads are long-lived pool threads). */
+void cvips_job_end(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CVIPS_SHIM_H */

@@ -1,1 +1,0 @@
-#include "stub.h"

@@ -1,0 +1,50 @@
+import CVipsShim
+
+/// Why a source gave no thumbnail. Each kind has one HTTP status (API.md, "Thumbnails").
+public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The source file does not exist (ENOENT at open). HTTP 404.
+        case sourceNotFound
+        /// Not a decodable image: empty, text, bad signature, truncated or corrupt at libvips'
+        /// `fail_on=truncated` level, an unknown format, or not a regular file. HTTP 415.
+        case unsupportedSource
+        /// Over the pixel limit, judged from the header before decoding. HTTP 422.
+        case sourceTooLarge
+        /// A fault of the server: out of memory, encoder failure, unreadable file. HTTP 500.
+        case internalFailure
+    }
+
+    public var kind: Kind
+    /// One human sentence, with the libvips error text captured where the call failed.
+    /// Never contains the source's path.
+    public var message: String
+
+    public init(kind: Kind, message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    /// The HTTP status API.md gives this kind: 404, 415, 422 or 500.
+    public var httpStatus: Int {
+        switch kind {
+        case .sourceNotFound: 404
+        case .unsupportedSource: 415
+        case .sourceTooLarge: 422
+        case .internalFailure: 500
+        }
+    }
+
+    public var description: String { "\(kind): \(message)" }
+
+    /// A failure reported by the C shim.
+    init(_ failure: cvips_failure) {
+        var failure = failure
+        let message = withUnsafeBytes(of: &failure.message) { String(cBytes: $0) }
+        let kind: Kind = switch failure.status {
+        case CVIPS_NOT_FOUND: .sourceNotFound
+        case CVIPS_UNSUPPORTED: .unsupportedSource
+        default: .internalFailure
+        }
+        self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)
+    }
+}

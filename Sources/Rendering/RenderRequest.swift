@@ -1,0 +1,24 @@
+/// One thumbnail to make: which source, which grid, which encoding.
+public struct RenderRequest: Sendable {
+    /// Absolute path of the source, already resolved and checked by the caller.
+    public var sourcePath: String
+    /// The grid box and fit the thumbnail is made for.
+    public var spec: GridSpec
+    /// The encoding; `nil` (default) chooses from the source's header: JPEG for opaque sources,
+    /// PNG for sources with an alpha channel (GIFs, which libvips loads with alpha, give PNG).
+    public var format: ImageFormat?
+    /// JPEG/WebP quality, 1...100 (clamped). `80` by default (API.md).
+    public var quality: Int
+    /// Pixel limit (width x height of one page, px) judged from the header before any decode;
+    /// `100_000_000` by default (API.md); `0` means no limit.
+    public var maxPixels: Int
+
+    public init(sourcePath: String, spec: GridSpec, format: ImageFormat? = nil,
+                quality: Int = 80, maxPixels: Int = 100_000_000) {
+        self.sourcePath = sourcePath
+        self.spec = spec
+        self.format = format
+        self.quality = quality
+        self.maxPixels = maxPixels
+    }
+}

@@ -1,0 +1,78 @@
+import CVipsShim
+
+/// Turns source files into thumbnails with libvips (`vips_thumbnail` with shrink-on-load).
+///
+/// Blocking and thread-safe: call it from several render worker threads at once. Every call
+/// ends with `vips_error_clear(); vips_thread_shutdown()` on the calling thread.
+public struct Renderer: Sendable {
+    /// zlib level for PNG output, 0...9; `6` (libvips' default) by default. Measured on the
+    /// corpus' 2048x1536 RGBA PNG at grid 1: level 6 took 192 ms for 27 KB, level 3 180 ms for
+    /// 44 KB, level 1 190 ms for 48 KB: decoding dominates, so the smaller file wins.
+    public var pngCompression: Int = 6
+
+    public init() {}
+
+    /// Renders `request` (API.md "grid" and "output"): orientation applied, sRGB 8-bit,
+    /// exactly `spec.outputSize(sourceWidth:sourceHeight:)` of the displayed size, metadata
+    /// stripped, alpha kept for PNG/WebP and flattened on white for JPEG. Animated and
+    /// multi-page sources give page 0.
+    /// - Throws: `RenderError`: `.sourceNotFound`, `.unsupportedSource`, `.sourceTooLarge`
+    ///   (header says more than `maxPixels` for one page), `.internalFailure`.
+    public func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail {
+        defer { cvips_job_end() }
+        try Vips.start()
+
+        let source = try SourceFile(path: request.sourcePath)
+        let info = try source.header()
+        try Self.checkPixelLimit(info, maxPixels: request.maxPixels)
+
+        let size = request.spec.outputSize(sourceWidth: info.displayWidth,
+                                           sourceHeight: info.displayHeight)
+        let format = request.format ?? info.automaticFormat
+        var options = cvips_render_options(
+            width: Int32(size.width), height: Int32(size.height),
+            crop: request.spec.fit == .cover ? 1 : 0,
+            format: format.shimFormat,
+            quality: Int32(min(100, max(1, request.quality))),
+            png_compression: Int32(min(9, max(0, pngCompression))))
+
+        var output = cvips_thumbnail()
+        var failure = cvips_failure()
+        guard cvips_render(source.descriptor, &options, &output, &failure) == 0 else {
+            throw RenderError(failure)
+        }
+        defer { cvips_thumbnail_free(&output) }
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
+        return Thumbnail(bytes: bytes, format: format,
+                         width: Int(output.width), height: Int(output.height))
+    }
+
+    /// Reads the header of the file at `path` without decoding pixels.
+    /// - Throws: `.sourceNotFound`, `.unsupportedSource` (no readable header, empty, not a
+    ///   regular file), `.internalFailure`.
+    public func probe(path: String) throws(RenderError) -> SourceInfo {
+        defer { cvips_job_end() }
+        try Vips.start()
+        return try SourceFile(path: path).header()
+    }
+
+    /// Refuses a source whose one page has more than `maxPixels` px (`0`: no limit). Only page
+    /// 0 is decoded, so a 100-frame GIF counts as one frame.
+    static func checkPixelLimit(_ info: SourceInfo, maxPixels: Int) throws(RenderError) {
+        guard maxPixels > 0, info.pixelCount > maxPixels else { return }
+        throw RenderError(kind: .sourceTooLarge, message:
+            "the source is \(info.width)x\(info.height) px (\(info.pixelCount) pixels), over the "
+            + "limit of \(maxPixels) pixels")
+    }
+}
+
+extension ImageFormat {
+    /// The shim's enum for this format.
+    var shimFormat: cvips_format {
+        switch self {
+        case .jpeg: CVIPS_FORMAT_JPEG
+        case .png: CVIPS_FORMAT_PNG
+        case .webp: CVIPS_FORMAT_WEBP
+        }
+    }
+}

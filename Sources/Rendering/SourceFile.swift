@@ -1,0 +1,35 @@
+import CVipsShim
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A source opened for one job: a descriptor the C shim reads the header and the pixels from,
+/// closed when the value goes away. Opened non-blocking and checked to be a non-empty regular
+/// file (a FIFO or directory must never block a render thread).
+struct SourceFile: ~Copyable {
+    let descriptor: Int32
+
+    /// - Throws: `.sourceNotFound` (ENOENT), `.unsupportedSource` (not a regular file, empty),
+    ///   `.internalFailure` (other open errors, e.g. EACCES).
+    init(path: String) throws(RenderError) {
+        var failure = cvips_failure()
+        let fd = cvips_source_open(path, &failure)
+        guard fd >= 0 else { throw RenderError(failure) }
+        descriptor = fd
+    }
+
+    /// The header, without decoding pixels.
+    /// - Throws: `.unsupportedSource` when libvips cannot read a header.
+    func header() throws(RenderError) -> SourceInfo {
+        var header = cvips_header()
+        var failure = cvips_failure()
+        guard cvips_header_read(descriptor, &header, &failure) == 0 else {
+            throw RenderError(failure)
+        }
+        return SourceInfo(header)
+    }
+
+    deinit { close(descriptor) }
+}

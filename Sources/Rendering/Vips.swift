@@ -1,0 +1,20 @@
+import CVipsShim
+
+/// libvips process set-up.
+///
+/// Idempotent and thread-safe: the first call runs `vips_init`, turns libvips' operation cache
+/// off with `vips_cache_set_max(0)` (the server has its own memory and disk caches) and sets
+/// `vips_concurrency_set(concurrency)`; later calls return at once and do not change the
+/// concurrency. `Renderer` calls it itself with the default, so call it first to choose.
+public enum Vips {
+    /// Starts libvips once per process.
+    /// - Parameter concurrency: worker threads libvips may use inside one render. `1` by
+    ///   default: parallelism comes from concurrent requests (LIBVIPS.md).
+    /// - Throws: `RenderError` `.internalFailure` when `vips_init` fails (with its text).
+    public static func start(concurrency: Int = 1) throws(RenderError) {
+        var failure = cvips_failure()
+        if cvips_start(Int32(clamping: max(1, concurrency)), &failure) != 0 {
+            throw RenderError(failure)
+        }
+    }
+}
