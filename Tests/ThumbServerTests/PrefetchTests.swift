@@ -170,3 +170,35 @@ import Testing
         #expect(try server.get("/prefetch/1", method: "POST").status == 405)
     }
 }
+
+/// Bulk prefetch: accepted at once and the server keeps answering.
+@Suite struct BulkPrefetchTests {
+    @Test func aThousandItemRangeIsAcceptedAtOnceWhileForegroundRequestsAreServed() throws {
+        let root = NSTemporaryDirectory() + "thumbd-bulk-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let photo = root + "/original.jpg"
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/sony-cybershot-small-orientation6.jpg", toPath: photo)
+        for i in 0..<999 { link(photo, root + String(format: "/link-%04d.jpg", i)) }   // 1,000 paths, one inode
+        let server = try ServerHarness(library: root)
+        server.thumbd.service.index.rescan()
+        #expect(try server.get("/assets?limit=0").json["total"] as? Int == 1000)
+        let body = #"{"grid": "5", "start": 0, "end": 1000}"#
+        let started = Date()
+        let accepted = try TestClient.parse(TestClient.exchange(port: server.port, Array(
+            "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)))
+        let acceptSeconds = Date().timeIntervalSince(started)
+        #expect(accepted.status == 202)
+        #expect(accepted.json["total"] as? Int == 1000)
+        #expect(acceptSeconds < 1, "202 took \(acceptSeconds) s")
+        for _ in 0..<5 {
+            let t = Date()
+            #expect(try server.get("/healthz").status == 200)
+            #expect(Date().timeIntervalSince(t) < 0.5)
+            let hit = try server.get("/assets?limit=1")
+            #expect(hit.status == 200)
+        }
+        #expect(try server.stat("prefetch", "queued") > 0)
+        _ = try server.get("/prefetch", method: "DELETE")
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import HTTP
+import Testing
+@testable import ThumbServer
+
+/// The routes driven directly through `ThumbService.respond`, with no socket: the same contract
+/// as the socket tests, one layer down.
+@Suite struct InProcessRouteTests {
+    final class Service {
+        let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
+        let thumbd: Thumbd
+
+        init() throws {
+            var config = Config()
+            config.library = Paths.fixturePhotos
+            config.cacheDirectory = cache
+            thumbd = try Thumbd(config: config)   // not started: no socket is bound
+        }
+
+        deinit {
+            thumbd.service.pipeline.scheduler.stop()
+            try? FileManager.default.removeItem(atPath: cache)
+        }
+
+        /// Sends one request through the router and waits for its response.
+        func respond(_ method: String, _ target: String, headers: [(String, String)] = []) -> HTTPResponse {
+            let done = DispatchSemaphore(value: 0)
+            let box = LockedArray<HTTPResponse>()
+            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
+                box.append($0)
+                done.signal()
+            }
+            done.wait()
+            return box.values[0]
+        }
+    }
+
+    @Test func aMissThenAMemoryHitWithTheSameBytes() throws {
+        let service = try Service()
+        let miss = service.respond("GET", "/thumbnails/3/galaxy-s-orientation6-gps-vga.jpg")
+        #expect(miss.status == 200)
+        #expect(miss.headers["X-Cache"] == "MISS")
+        #expect(ImageHeader(miss.body) == ImageHeader(format: "jpeg", width: 393, height: 393))
+        let hit = service.respond("GET", "/thumbnails/3/galaxy-s-orientation6-gps-vga.jpg")
+        #expect(hit.headers["X-Cache"] == "HIT-MEMORY")
+        #expect(hit.body == miss.body)
+        #expect(hit.headers["ETag"] == miss.headers["ETag"])
+        let etag = try #require(hit.headers["ETag"])
+        let notModified = service.respond("GET", "/thumbnails/3/galaxy-s-orientation6-gps-vga.jpg",
+                                          headers: [("If-None-Match", "W/\(etag)")])
+        #expect(notModified.status == 304)
+        #expect(notModified.body.isEmpty)
+    }
+
+    @Test func errorsAreJSONWithTheirStatus() throws {
+        let service = try Service()
+        for (method, target, status, code) in [("GET", "/thumbnails/7/Landscape_1.jpg", 404, "not_found"),
+                                               ("GET", "/thumbnails/3/%2e%2e/broken/empty.jpg", 404, "not_found"),
+                                               ("GET", "/thumbnails/3/%zz.jpg", 400, "bad_request"),
+                                               ("PATCH", "/thumbnails/3/Landscape_1.jpg", 405, "method_not_allowed"),
+                                               ("GET", "/elsewhere", 404, "not_found")] {
+            let response = service.respond(method, target)
+            #expect(response.status == status, "\(method) \(target)")
+            #expect(response.headers["Content-Type"] == "application/json")
+            #expect(response.headers["Cache-Control"] == "no-store")
+            let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            #expect(json?["error"] as? String == code)
+        }
+    }
+
+    @Test func anUndecodableSourceIs415AndNotCached() throws {
+        let library = NSTemporaryDirectory() + "thumbd-inprocess-lib-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: library) }
+        try Data("<html>not a photo</html>".utf8).write(to: URL(fileURLWithPath: library + "/fake.jpg"))
+        var config = Config()
+        config.library = library
+        config.cacheDirectory = library + "/.cache"
+        let thumbd = try Thumbd(config: config)
+        defer { thumbd.service.pipeline.scheduler.stop() }
+        for _ in 0..<2 {
+            let done = DispatchSemaphore(value: 0)
+            let box = LockedArray<HTTPResponse>()
+            thumbd.service.respond(to: HTTPRequest(method: "GET", target: "/thumbnails/5/fake.jpg")) { box.append($0); done.signal() }
+            done.wait()
+            #expect(box.values[0].status == 415)
+            #expect(box.values[0].headers["ETag"] == nil)
+        }
+        #expect(thumbd.service.pipeline.renderStatistics.snapshot.failed == 2)   // tried again, not remembered
+        #expect(thumbd.service.pipeline.disk.statistics.entries == 0)
+    }
+}
