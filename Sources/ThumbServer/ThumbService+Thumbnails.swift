@@ -46,7 +46,18 @@ extension ThumbService {
     /// - Throws: `APIError` 400 (bad escapes, bad format), 404 (unknown grid, no such asset), 415
     ///   (not a regular file).
     func cacheKey(for request: HTTPRequest) throws(APIError) -> (CacheKey, ResolvedAsset) {
-        let rest = request.path.dropFirst("/thumbnails/".count)
+        let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
+                                                  webpEnabled: configuration.webpEnabled)
+        let memo = format.rawValue + " " + request.path
+        if let known = resolvedKeys.lookUp(memo) { return known }
+        let resolved = try resolveCacheKey(path: request.path, format: format)
+        resolvedKeys.store(memo, key: resolved.0, asset: resolved.1)
+        return resolved
+    }
+
+    /// The full walk for `cacheKey(for:)`: decode, find the grid, resolve the file, build the key.
+    private func resolveCacheKey(path: Substring, format: FormatChoice) throws(APIError) -> (CacheKey, ResolvedAsset) {
+        let rest = path.dropFirst("/thumbnails/".count)
         var segments: [String] = []
         for raw in rest.split(separator: "/", omittingEmptySubsequences: false) {
             guard let segment = PercentDecoding.decode(raw) else {
@@ -59,8 +70,6 @@ extension ThumbService {
             let names = configuration.grids.map(\.name).joined(separator: ", ")
             throw APIError.notFound("unknown grid; this server has grids \(names)")
         }
-        let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
-                                                  webpEnabled: configuration.webpEnabled)
         let asset: ResolvedAsset
         do {
             asset = try library.resolve(Array(segments.dropFirst()))

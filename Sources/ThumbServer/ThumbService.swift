@@ -14,6 +14,8 @@ public final class ThumbService: HTTPResponder {
     public let index: LibraryIndex
     public let prefetcher: Prefetcher
     public let requests = RequestStatistics()
+    /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`).
+    let resolvedKeys = ResolvedKeyCache()
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 

@@ -115,6 +115,18 @@ import Testing
         #expect(try server.stat("renders", "total") == 2)
     }
 
+    @Test func aDeletedSourceIs404AtOnceEvenWhenItsThumbnailIsCached() throws {
+        let library = NSTemporaryDirectory() + "thumbd-delete-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: library) }
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/" + landscape, toPath: library + "/gone.jpg")
+        let server = try ServerHarness(library: library)
+        #expect(try server.get("/thumbnails/5/gone.jpg").status == 200)
+        #expect(try server.get("/thumbnails/5/gone.jpg").header("X-Cache") == "HIT-MEMORY")
+        try FileManager.default.removeItem(atPath: library + "/gone.jpg")
+        #expect(try server.get("/thumbnails/5/gone.jpg").status == 404)
+    }
+
     @Test(arguments: ["empty", "half"])
     func aDamagedDiskEntryIsRenderedAgain(damage: String) throws {
         let server = try ServerHarness { $0.memoryCacheBytes = 0 }  // every repeat goes to disk
