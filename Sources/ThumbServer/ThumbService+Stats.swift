@@ -15,6 +15,8 @@ extension ThumbService {
         var queued: Int
         var connections: (open: Int, total: Int)
         var prefetch: Prefetcher.Statistics
+        var libraryAssets: Int
+        var headerReads: Int
     }
 
     func statsSnapshot() -> StatsSnapshot {
@@ -24,7 +26,9 @@ extension ThumbService {
                              renders: pipeline.renderStatistics.snapshot,
                              inFlight: counts.inFlight, queued: counts.queued,
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
-                             prefetch: prefetcher.statistics)
+                             prefetch: prefetcher.statistics,
+                             libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
+                             headerReads: index.headerReads)
     }
 
     func statsJSON() -> String {
@@ -44,6 +48,7 @@ extension ThumbService {
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
+        "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads)},\
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
 
         """
@@ -95,6 +100,9 @@ extension ThumbService {
         metric("thumbd_prefetch_items_total", "counter", "Prefetch items by outcome.",
                [("{outcome=\"done\"}", "\(s.prefetch.done)"), ("{outcome=\"skipped\"}", "\(s.prefetch.skipped)"),
                 ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
+        metric("thumbd_library_assets", "gauge", "Images in the library listing.", [("", "\(s.libraryAssets)")])
+        metric("thumbd_library_header_reads_total", "counter", "Image headers read by the library index.",
+               [("", "\(s.headerReads)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
         return out

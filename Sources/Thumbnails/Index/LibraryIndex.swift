@@ -191,8 +191,9 @@ public final class LibraryIndex: Sendable {
             }
             guard !name.hasPrefix(".") else { continue }
             let absolute = directory + "/" + name
-            let path = relative.isEmpty ? name.precomposedStringWithCanonicalMapping
-                                        : relative + "/" + name.precomposedStringWithCanonicalMapping
+            // ASCII names are already NFC; only others pay for normalisation.
+            let normalized = name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
+            let path = relative.isEmpty ? normalized : relative + "/" + normalized
             var st = stat()
             guard lstat(absolute, &st) == 0 else { continue }
             if (st.st_mode & S_IFMT) == S_IFLNK {
