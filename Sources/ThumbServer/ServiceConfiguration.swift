@@ -8,6 +8,8 @@ public struct ServiceConfiguration: Sendable {
     public var cacheControl = "public, max-age=31536000, immutable"
     /// Whether `Accept: image/webp` gives WebP. `true` by default.
     public var webpEnabled = true
+    /// When non-empty, admin routes need `Authorization: Bearer <adminToken>`. Empty by default.
+    public var adminToken = ""
     /// JPEG/WebP quality, 1...100. `80` by default.
     public var quality = 80
 

@@ -91,6 +91,9 @@ extension ThumbService {
         case .overloaded:
             return APIError(status: 503, code: "overloaded", message: "the render queue is full; retry shortly",
                             headers: ["Retry-After": "1"])
+        case .deadlineExceeded:
+            return APIError(status: 503, code: "render_timeout", message: "the render took too long; retry shortly",
+                            headers: ["Retry-After": "5"])
         case .render(let error):
             switch error.kind {
             case .sourceNotFound: return .notFound("no such asset")

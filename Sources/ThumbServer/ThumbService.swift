@@ -38,6 +38,9 @@ public final class ThumbService: HTTPResponder {
             respondWithThumbnail(to: request, completion: completion)
             return
         }
+        if let refusal = AdminAuthorization.refusal(for: request, token: configuration.adminToken) {
+            return completion(refusal.response)
+        }
         if path == "/prefetch" || path.hasPrefix("/prefetch/") {
             respondWithPrefetch(to: request, completion: completion)
             return

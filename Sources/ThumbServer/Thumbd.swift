@@ -35,6 +35,7 @@ public final class Thumbd: Sendable {
         pipelineConfiguration.maxSourcePixels = config.maxSourcePixels
         pipelineConfiguration.maxSourceBytes = config.maxSourceBytes
         pipelineConfiguration.quality = config.quality
+        pipelineConfiguration.renderDeadlineSeconds = config.renderTimeoutSeconds
         let pipeline: ThumbnailPipeline
         do {
             pipeline = try ThumbnailPipeline(configuration: pipelineConfiguration)
@@ -46,6 +47,7 @@ public final class Thumbd: Sendable {
         serviceConfiguration.cacheControl = config.cacheControl
         serviceConfiguration.webpEnabled = config.webp
         serviceConfiguration.quality = config.quality
+        serviceConfiguration.adminToken = config.adminToken
         let index: LibraryIndex
         do {
             index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite",

@@ -14,6 +14,8 @@ public struct PipelineConfiguration: Sendable {
     public var maxSourcePixels: Int = 100_000_000
     /// Source file size limit, bytes; 0 = none. `256 MiB` by default.
     public var maxSourceBytes: Int = 256 << 20
+    /// Seconds a client waits for a render before it gets 503; 0 = no deadline. `30` by default.
+    public var renderDeadlineSeconds: Double = 30
     /// JPEG and WebP quality, 1...100. `80` by default.
     public var quality: Int = 80
 

@@ -36,6 +36,9 @@ public enum ThumbnailError: Error, Sendable, Equatable {
     case render(RenderError)
     /// The render queue is full (503 with `Retry-After`).
     case overloaded
+    /// The render took longer than `renderDeadlineSeconds` (503). It goes on, and its result is
+    /// still cached for the next request.
+    case deadlineExceeded
 }
 
 public typealias ThumbnailCompletion = @Sendable (Result<ThumbnailResult, ThumbnailError>) -> Void
@@ -100,12 +103,29 @@ public final class ThumbnailPipeline: Sendable {
         switch role {
         case .leader:
             diskQueue.async { self.lookUpDisk(request) }
+            let deadline = configuration.renderDeadlineSeconds
+            if deadline > 0 {
+                diskQueue.asyncAfter(deadline: .now() + deadline) { self.expire(digest) }
+            }
         case .waiter:
             renderStatistics.recordCoalesced()
         case .done(let outcome):
             renderStatistics.recordCoalesced()
             completion(outcome)
         }
+    }
+
+    /// Fails the waiters of a flight still unanswered at its deadline. The flight stays, so the
+    /// render (when it ends) still stores its result; requests meanwhile join it afresh.
+    private func expire(_ digest: String) {
+        let waiters = flights.withLock { flights -> [ThumbnailCompletion] in
+            guard var flight = flights[digest], flight.outcome == nil else { return [] }
+            let waiters = flight.waiters
+            flight.waiters = []
+            flights[digest] = flight
+            return waiters
+        }
+        for waiter in waiters { waiter(.failure(.deadlineExceeded)) }
     }
 
     /// The leader's second step: the disk cache, then a render.

@@ -20,6 +20,11 @@ public struct Config: Sendable, Equatable {
     public var renderWorkers = 0
     /// Client misses that may wait for a worker before 503 (`render_queue_limit`). `1024` by default.
     public var renderQueueLimit = 1024
+    /// Seconds a client waits for a render before 503 (`render_timeout_seconds`); 0 = none. `30` by default.
+    public var renderTimeoutSeconds = 30.0
+    /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
+    /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
+    public var adminToken = ""
     /// JPEG/WebP quality 1...100 (`quality`). `80` by default.
     public var quality = 80
     /// WebP for clients whose `Accept` names it (`webp`). `true` by default.

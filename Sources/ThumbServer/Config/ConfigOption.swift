@@ -59,6 +59,8 @@ struct ConfigOption: Sendable {
         .integer("disk_cache_bytes", \.diskCacheBytes, "disk cache limit, bytes", range: 0...(1 << 50)),
         .integer("render_workers", \.renderWorkers, "render threads (0 = one per core)", range: 0...256),
         .integer("render_queue_limit", \.renderQueueLimit, "misses waiting for a render before 503", range: 1...1_000_000),
+        .number("render_timeout_seconds", \.renderTimeoutSeconds, "seconds a client waits for a render (0 = none)", range: 0...3600),
+        .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)"),
         .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
         .boolean("webp", \.webp, "serve WebP to clients that accept it"),
         .integer("max_source_pixels", \.maxSourcePixels, "source pixel limit (width x height)", range: 1...(1 << 40)),

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import ThumbServer
+
+/// Overload, render deadlines and the admin token (hostile-input and overload issue).
+@Suite struct RobustnessTests {
+    @Test func aFullRenderQueueGives503WithRetryAfterWhileHitsAreServed() throws {
+        let root = NSTemporaryDirectory() + "thumbd-overload-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for i in 0..<12 { try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/p\(i).jpg") }
+        let server = try ServerHarness(library: root) { $0.renderWorkers = 1; $0.renderQueueLimit = 1 }
+        #expect(try server.get("/thumbnails/5/p0.jpg").status == 200)   // a hot entry
+        let statuses = LockedArray<(Int, String?)>()
+        let done = DispatchGroup()
+        for i in 0..<11 {  // real threads: all 11 requests are in flight at once
+            done.enter()
+            Thread {
+                let response = try? server.get("/thumbnails/1/p\(i + 1).jpg")
+                statuses.append((response?.status ?? -1, response?.header("Retry-After")))
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        let refused = statuses.values.filter { $0.0 == 503 }
+        #expect(!refused.isEmpty)
+        #expect(refused.allSatisfy { $0.1 == "1" })
+        #expect(statuses.values.allSatisfy { $0.0 == 200 || $0.0 == 503 })
+        #expect(try server.get("/thumbnails/5/p0.jpg").header("X-Cache") == "HIT-MEMORY")
+        #expect(try server.get("/thumbnails/1/p11.jpg").status == 200)   // and misses work again after
+    }
+
+    @Test func aRenderPastItsDeadlineGives503AndIsStillCached() throws {
+        let server = try ServerHarness { $0.renderTimeoutSeconds = 0.001 }
+        let late = try server.get("/thumbnails/1/Landscape_6.jpg")
+        #expect(late.status == 503)
+        #expect(late.json["error"] as? String == "render_timeout")
+        #expect(late.header("Retry-After") != nil)
+        let deadline = Date().addingTimeInterval(10)
+        var later = try server.get("/thumbnails/1/Landscape_6.jpg")
+        while later.status != 200 && Date() < deadline {
+            usleep(50_000)
+            later = try server.get("/thumbnails/1/Landscape_6.jpg")
+        }
+        #expect(later.status == 200)   // joined the render that outlived its deadline, or hit its result
+        #expect(try server.stat("renders", "total") == 1)
+    }
+
+    @Test func theAdminTokenGuardsStatsMetricsAndPrefetchChanges() throws {
+        let server = try ServerHarness { $0.adminToken = "s3cret" }
+        for (method, target) in [("GET", "/stats"), ("GET", "/metrics"), ("DELETE", "/prefetch"), ("POST", "/prefetch")] {
+            let anonymous = try server.get(target, method: method)
+            #expect(anonymous.status == 401, "\(method) \(target)")
+            #expect(anonymous.json["error"] as? String == "unauthorized")
+            #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+            #expect(try server.get(target, headers: ["Authorization": "Bearer wrong"], method: method).status == 401)
+        }
+        #expect(try server.get("/stats", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+        #expect(try server.get("/metrics", headers: ["Authorization": "bearer s3cret"]).status == 200)
+        #expect(try server.get("/thumbnails/5/Landscape_1.jpg").status == 200)
+        #expect(try server.get("/healthz").status == 200)
+        #expect(try server.get("/assets").status == 200)
+    }
+
+    @Test func metricsAreValidPrometheusText() throws {
+        let server = try ServerHarness()
+        _ = try server.get("/thumbnails/5/Landscape_1.jpg")
+        _ = try server.get("/thumbnails/5/Landscape_1.jpg")
+        let metrics = try server.get("/metrics")
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        var families = Set<String>()
+        for line in metrics.text.split(separator: "\n") where line.hasPrefix("# TYPE ") {
+            let name = String(line.split(separator: " ")[2])
+            #expect(families.insert(name).inserted, "\(name) declared twice")
+        }
+        #expect(metrics.text.contains("thumbd_cache_hits_total{tier=\"memory\"} 1\n"))
+        #expect(metrics.text.contains("thumbd_renders_total 1\n"))
+        #expect(metrics.text.contains("thumbd_render_duration_seconds_count 1\n"))
+        #expect(metrics.text.contains("thumbd_http_requests_total{status=\"200\"} 2\n"))
+    }
+}
