@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
+        // For the parser fuzzer in Fuzz/ (a separate package that depends on this one).
+        .library(name: "HTTP", targets: ["HTTP"]),
     ],
     targets: [
         // libvips 8.14 from Debian (`libvips-dev`), found through pkg-config `vips`.

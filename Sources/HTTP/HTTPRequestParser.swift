@@ -189,7 +189,10 @@ public struct HTTPRequestParser: Sendable {
     /// Scans for the end of the head from where the last call stopped; returns the index just
     /// past the empty line that ends it, or nil when it has not arrived yet.
     mutating func findHeadEnd() throws(HTTPParseError) -> Int? {
-        if requestLineEnd < 0 && scan == start { skipEmptyLines() }
+        // Empty lines before a request line may arrive split (a lone CR, then its LF): look
+        // again whenever the pending bytes still start with one (found by the fuzzer).
+        if requestLineEnd < 0 && lineStart == start && start < buffer.count
+            && (buffer[start] == 0x0D || buffer[start] == 0x0A) { skipEmptyLines() }
         while true {
             guard let lf = indexOfLF(from: scan) else {
                 scan = buffer.count

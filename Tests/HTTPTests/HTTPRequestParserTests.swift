@@ -32,6 +32,14 @@ struct HTTPRequestParserTests {
         #expect(requests[0].body == Array("hello".utf8))
     }
 
+    @Test func emptyLinesBeforeARequestMaySplitBetweenCRAndLF() throws {
+        // RFC 9112 §2.2: a server should ignore empty lines before a request line. Found by the
+        // fuzzer: a lone CR at the end of one read used to become an empty request line (400).
+        let text = "\r\n\nGET /after HTTP/1.1\r\nHost: h\r\n\r\n"
+        #expect(try parseByteByByte(text).map(\.target) == ["/after"])
+        #expect(try parseAll(text).map(\.target) == ["/after"])
+    }
+
     @Test func twoPipelinedRequests() throws {
         let requests = try parseAll("GET /a HTTP/1.1\r\nHost: h\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n")
         #expect(requests.map(\.target) == ["/a", "/b"])
