@@ -1,3 +1,4 @@
+import Foundation
 import HTTP
 import Thumbnails
 
@@ -35,13 +36,17 @@ enum Negotiation {
         return false
     }
 
-    /// The first value of `name` in a query string (not percent-decoded; the values used here are
-    /// plain tokens).
+    /// The first value of `name` in a query string, percent-decoded (`%6Eewest` is `newest`;
+    /// `+` is a space, as in HTML form encoding). A value that does not decode is returned as
+    /// sent, so that it is refused as an invalid value.
     static func queryValue(_ name: String, in query: Substring?) -> Substring? {
         guard let query else { return nil }
         for pair in query.split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if kv[0] == name { return kv.count > 1 ? kv[1] : "" }
+            guard PercentDecoding.decode(kv[0]) == name else { continue }
+            guard kv.count > 1 else { return "" }
+            let raw = kv[1].replacingOccurrences(of: "+", with: " ")
+            return Substring(PercentDecoding.decode(raw) ?? raw)
         }
         return nil
     }

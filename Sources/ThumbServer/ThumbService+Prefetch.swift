@@ -53,8 +53,14 @@ extension ThumbService {
         }
         requests.reserveCapacity(paths.count)
         for segments in paths {
-            guard let asset = try? library.resolve(segments) else {
-                failed += 1
+            let asset: ResolvedAsset
+            do {
+                asset = try library.resolve(segments)
+            } catch .outsideRoot {
+                return APIError.badRequest("paths must stay inside the library (\(JSON.quote(segments.joined(separator: "/"))) "
+                                           + "leads outside it)").response
+            } catch {
+                failed += 1   // missing, or not a file
                 continue
             }
             let key = CacheKey(assetPath: asset.assetPath, source: asset.identity, spec: plan.grid,

@@ -75,7 +75,7 @@ extension ThumbService {
             asset = try library.resolve(Array(segments.dropFirst()))
         } catch {
             switch error {
-            case .notFound: throw APIError.notFound("no such asset")
+            case .notFound, .outsideRoot: throw APIError.notFound("no such asset")
             case .notRegularFile:
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             }

@@ -14,8 +14,10 @@ public struct ResolvedAsset: Sendable, Equatable {
 
 /// Why an asset path does not name a servable file.
 public enum LibraryError: Error, Sendable, Equatable {
-    /// Not there, outside the root, a dot-file, or a directory (404).
+    /// Not there, a dot-file, or a directory (404).
     case notFound
+    /// A symlink that resolves outside the root (404 for a GET: never read, never revealed).
+    case outsideRoot
     /// There, but not a regular file: a FIFO, socket or device (415, answered without opening it).
     case notRegularFile
 }
@@ -56,7 +58,7 @@ public struct Library: Sendable {
         guard let real = realpath(path, nil) else { throw .notFound }
         let resolved = String(cString: real)
         free(real)
-        guard resolved.hasPrefix(root + "/") else { throw .notFound }
+        guard resolved.hasPrefix(root + "/") else { throw .outsideRoot }
         var st = stat()
         guard stat(resolved, &st) == 0 else { throw .notFound }
         switch st.st_mode & S_IFMT {

@@ -12,6 +12,8 @@ public final class RenderStatistics: Sendable {
         public var coalesced = 0
         /// Renders started for prefetch jobs (included in `total`).
         public var prefetch = 0
+        /// Client misses refused with 503 because the render queue was full (no render ran).
+        public var refused = 0
         /// Render duration percentiles over the last `window` renders, ms.
         public var p50Milliseconds = 0.0
         public var p95Milliseconds = 0.0
@@ -48,6 +50,10 @@ public final class RenderStatistics: Sendable {
             s.snapshot.durationSumSeconds += seconds
             for (i, bound) in Self.bucketBounds.enumerated() where seconds <= bound { s.snapshot.durationBuckets[i] += 1 }
         }
+    }
+
+    func recordRefused() {
+        state.withLock { $0.snapshot.refused += 1 }
     }
 
     func recordCoalesced() {

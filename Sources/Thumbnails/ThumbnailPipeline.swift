@@ -141,6 +141,7 @@ public final class ThumbnailPipeline: Sendable {
             self.complete(request, with: self.renderNow(request, prefetch: false))
         }
         if !queued {
+            renderStatistics.recordRefused()
             finish(digest, with: .failure(.overloaded))
             removeFlight(digest)
         }

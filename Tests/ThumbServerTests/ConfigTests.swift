@@ -34,6 +34,14 @@ import Testing
         #expect(config.grids.first?.height == 50)
     }
 
+    @Test func booleanFlagsTakeEveryUsualSpelling() throws {
+        #expect(try load(["--library", "/p", "--webp", "false"]).webp == false)
+        #expect(try load(["--library", "/p", "--no-webp"]).webp == false)
+        #expect(try load(["--library", "/p", "--webp=no", "--access-log", "true"]).accessLog == true)
+        #expect(try load(["--access-log", "--library", "/p"]).accessLog == true)
+        #expect(try load(["--library", "/p", "--webp=no"]).webp == false)
+    }
+
     @Test(arguments: [(["--library", "/p", "--port", "x"], "--port"), (["--library", "/p", "--nope", "1"], "--nope"),
                       (["stray"], "stray"), (["--library", "/p", "--quality", "0"], "--quality")])
     func badFlagsNameTheFlag(arguments: [String], culprit: String) {

@@ -37,8 +37,8 @@ import Testing
 
     @Test func newestAndOldestOrderWithTiesByPath() throws {
         let library = try DatedLibrary()
-        let server = try ServerHarness(library: library.root)
-        server.thumbd.service.index.rescan()
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
         let newest = try server.get("/assets")
         #expect(newest.status == 200)
         #expect(newest.json["total"] as? Int == 5)
@@ -65,20 +65,46 @@ import Testing
 
     @Test func aRestartReusesThePersistedIndexWithoutReadingHeaders() throws {
         let library = try DatedLibrary()
-        let server = try ServerHarness(library: library.root)
-        server.thumbd.service.index.rescan()
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
         #expect(server.thumbd.service.index.headerReads == 6)  // five photos and the text file
         try server.restart()
         #expect(try server.get("/assets").json["total"] as? Int == 5)  // answered before any scan
+        server.waitForInitialScan()
         #expect(server.thumbd.service.index.rescan().headerReads == 0)
         #expect(server.thumbd.service.index.headerReads == 0)
     }
 
+    @Test func aDamagedIndexFileIsRebuiltNotFatal() throws {
+        let library = try DatedLibrary()
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        server.stop()
+        let database = server.cacheDirectory + "/index.sqlite"
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try Data(String(repeating: "this is not sqlite ", count: 300).utf8).write(to: URL(fileURLWithPath: database))
+        try server.restart()
+        server.waitForInitialScan()
+        #expect(try server.get("/assets").json["total"] as? Int == 5)
+        #expect(server.thumbd.service.index.headerReads == 6)   // rebuilt from the headers
+    }
+
+    @Test func queryValuesArePercentDecoded() throws {
+        let library = try DatedLibrary()
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        let page = try server.get("/assets?sort=%6Fldest&limit=%31")
+        #expect(page.status == 200)
+        #expect(items(page).map { $0["path"] as? String } == ["kodak.jpg"])
+        let png = try server.get("/thumbnails/5/kodak.jpg?format=%70ng")
+        #expect(png.image?.format == "png")
+    }
+
     @Test func addedReplacedAndDeletedFilesAreReflected() throws {
         let library = try DatedLibrary()
-        let server = try ServerHarness(library: library.root)
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
         let index = server.thumbd.service.index
-        index.rescan()
         try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/kodak-dc210-1998-vga.jpg", toPath: library.root + "/new.jpg")
         try FileManager.default.removeItem(atPath: library.root + "/sony.jpg")
         try FileManager.default.removeItem(atPath: library.root + "/a-tie.jpg")

@@ -28,6 +28,10 @@ import Testing
         #expect(statuses.values.allSatisfy { $0.0 == 200 || $0.0 == 503 })
         #expect(try server.get("/thumbnails/5/p0.jpg").header("X-Cache") == "HIT-MEMORY")
         #expect(try server.get("/thumbnails/1/p11.jpg").status == 200)   // and misses work again after
+        let renders = try #require(try server.stats()["renders"] as? [String: Any])
+        #expect(renders["refused"] as? Int == refused.count)
+        #expect(try server.stat("disk_cache", "misses")
+                == (renders["total"] as? Int ?? 0) - (renders["prefetch"] as? Int ?? 0) + refused.count)
     }
 
     @Test func aRenderPastItsDeadlineGives503AndIsStillCached() throws {

@@ -36,7 +36,12 @@ import Testing
         #expect(other.identity.size == 1)
     }
 
-    @Test(arguments: [["..", "etc", "passwd"], ["2024", "..", "..", "x"], [".hidden.jpg"], ["escape.jpg"],
+    @Test func aSymlinkLeadingOutsideIsRefused() throws {
+        let library = try Library(root: dir.path)
+        #expect(throws: LibraryError.outsideRoot) { try library.resolve(["escape.jpg"]) }
+    }
+
+    @Test(arguments: [["..", "etc", "passwd"], ["2024", "..", "..", "x"], [".hidden.jpg"],
                       ["2024"], ["nope.jpg"], ["2024", ""], ["a/b"], []])
     func refusesWhatIsNotAServableFileInside(segments: [String]) throws {
         let library = try Library(root: dir.path)

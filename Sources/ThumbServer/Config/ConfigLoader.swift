@@ -9,7 +9,8 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
 
 /// Builds a `Config` from, in rising precedence: the defaults, the config file (`--config FILE`,
 /// else `config/thumbd.json` when it exists), `THUMBD_<KEY>` environment variables, and flags
-/// (`--key value` or `--key=value`, `_` in keys written `-`).
+/// (`--key value` or `--key=value`, `_` in keys written `-`; a boolean also as `--key` for true
+/// and `--no-key` for false).
 public enum ConfigLoader {
     /// Read when no `--config` is given and the file exists.
     public static let defaultPath = "config/thumbd.json"
@@ -56,6 +57,7 @@ public enum ConfigLoader {
                      "",
                      "Serves grid thumbnails of the photos under --library (see README.md).",
                      "Precedence: defaults < config file (--config FILE, else \(defaultPath) if present) < THUMBD_* environment < flags.",
+                     "Flags: --key value or --key=value; booleans also --key (true) and --no-key (false).",
                      "",
                      "options (flag / environment variable: meaning, default):",
                      "  --config FILE: JSON config file, default \(defaultPath)",
@@ -70,6 +72,9 @@ public enum ConfigLoader {
 
     private struct Flag { let name: String; let value: String? }
 
+    /// Words taken as the value of a boolean flag when they follow it.
+    private static let booleanWords: Set<String> = ["true", "false", "yes", "no", "on", "off", "1", "0"]
+
     private static func parseFlags(_ arguments: [String]) throws(ConfigError) -> [Flag] {
         var flags: [Flag] = []
         var i = 0
@@ -82,13 +87,24 @@ public enum ConfigLoader {
             if let eq = body.firstIndex(of: "=") {
                 flags.append(Flag(name: key(body[..<eq]), value: String(body[body.index(after: eq)...])))
             } else {
-                let name = key(body)
+                var name = key(body)
+                var negated = false
+                if name.hasPrefix("no_"), ConfigOption.all.first(where: { $0.key == String(name.dropFirst(3)) })?.kind == .boolean {
+                    name = String(name.dropFirst(3))   // --no-webp
+                    negated = true
+                }
                 let isBoolean = name == "help" || ConfigOption.all.first { $0.key == name }?.kind == .boolean
-                if !isBoolean, i + 1 < arguments.count {
+                if isBoolean {
+                    // `--access-log`, `--no-webp`, or `--webp false` (a following true/false word is its value).
+                    if !negated, i + 1 < arguments.count, Self.booleanWords.contains(arguments[i + 1].lowercased()) {
+                        flags.append(Flag(name: name, value: arguments[i + 1]))
+                        i += 1
+                    } else {
+                        flags.append(Flag(name: name, value: negated ? "false" : nil))
+                    }
+                } else if i + 1 < arguments.count {
                     flags.append(Flag(name: name, value: arguments[i + 1]))
                     i += 1
-                } else if isBoolean {
-                    flags.append(Flag(name: name, value: nil))
                 } else {
                     throw ConfigError("option --\(body) needs a value")
                 }

@@ -33,6 +33,7 @@ public final class LibraryIndex: Sendable {
         var newest: [AssetRecord] = []
         var oldest: [AssetRecord] = []
         var headerReads = 0
+        var completedScans = 0
     }
 
     public let library: Library
@@ -51,7 +52,25 @@ public final class LibraryIndex: Sendable {
         self.library = library
         self.probe = probe
         skippedDirectory = skipping.flatMap { path in realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) } }
-        let db = try SQLiteDatabase(path: databasePath)
+        var db: SQLiteDatabase
+        var loaded: State
+        do {
+            db = try Self.openDatabase(databasePath)
+            loaded = try Self.loadRecords(from: db)
+        } catch {
+            // The index is derived data: a damaged file is removed and rebuilt by the next scan.
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
+            db = try Self.openDatabase(databasePath)
+            loaded = State()
+        }
+        Self.sort(&loaded)
+        state.withLock { $0 = loaded }
+        database = Mutex(db)
+    }
+
+    /// Opens the database, creates the table, and checks the file really is a database.
+    private static func openDatabase(_ path: String) throws -> SQLiteDatabase {
+        let db = try SQLiteDatabase(path: path)
         try db.execute("""
             PRAGMA journal_mode=WAL;
             PRAGMA synchronous=NORMAL;
@@ -59,6 +78,13 @@ public final class LibraryIndex: Sendable {
                 path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, is_image INTEGER NOT NULL,
                 width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER);
             """)
+        let check = try db.prepare("SELECT count(*) FROM assets")
+        check.bind([])
+        _ = try check.step()
+        return db
+    }
+
+    private static func loadRecords(from db: SQLiteDatabase) throws -> State {
         var loaded = State()
         let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
         select.bind([])
@@ -74,9 +100,7 @@ public final class LibraryIndex: Sendable {
                     taken: CaptureDate(epochMilliseconds: select.integer(6), offsetMinutes: Int(select.integer(7))))
             }
         }
-        Self.sort(&loaded)
-        state.withLock { $0 = loaded }
-        database = Mutex(db)
+        return loaded
     }
 
     /// The default probe: libvips reads the header only.
@@ -106,10 +130,17 @@ public final class LibraryIndex: Sendable {
     /// Headers read since this index was opened.
     public var headerReads: Int { state.withLock { $0.headerReads } }
 
+    /// Scans finished since this index was opened (the first one makes a fresh index complete).
+    public var completedScans: Int { state.withLock { $0.completedScans } }
+
     /// Brings the index up to date with the disk, reading only new or changed headers.
     @discardableResult
     public func rescan() -> ScanSummary {
-        scanLock.withLock { _ in scanNow() }
+        scanLock.withLock { _ in
+            let summary = scanNow()
+            state.withLock { $0.completedScans += 1 }
+            return summary
+        }
     }
 
     /// Rescans now on a background queue, then every `interval` seconds (default 2 s).

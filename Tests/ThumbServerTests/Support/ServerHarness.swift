@@ -49,6 +49,13 @@ final class ServerHarness: @unchecked Sendable {
         try TestClient.get(port: port, target, method: method, headers: headers)
     }
 
+    /// Waits for the library index's first scan (started in the background at start-up), so a
+    /// test's own `rescan()` calls see only the changes the test makes.
+    func waitForInitialScan() {
+        let deadline = Date().addingTimeInterval(10)
+        while thumbd.service.index.completedScans == 0 && Date() < deadline { usleep(5_000) }
+    }
+
     /// `/stats` as JSON.
     func stats() throws -> [String: Any] { try get("/stats").json }
 
