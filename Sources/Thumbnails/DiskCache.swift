@@ -70,8 +70,10 @@ public final class DiskCache: Sendable {
         } catch {
             throw SetupError(description: "cannot create the cache directory \(directory): \(error.localizedDescription)")
         }
-        guard access(directory, R_OK | W_OK | X_OK) == 0 else {
-            throw SetupError(description: "the cache directory \(directory) is not readable and writable")
+        // A cache that can be read but not written (a read-only mount) still serves what it
+        // holds; every write then fails and is counted in `writeErrors`.
+        guard access(directory, R_OK | X_OK) == 0 else {
+            throw SetupError(description: "the cache directory \(directory) is not readable")
         }
         for name in (try? fm.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
             unlink(temporaryDirectory + "/" + name)

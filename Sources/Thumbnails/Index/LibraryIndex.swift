@@ -58,9 +58,10 @@ public final class LibraryIndex: Sendable {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
         } catch {
-            // The index is derived data: a damaged file is removed and rebuilt by the next scan.
+            // The index is derived data: a damaged file is removed and rebuilt by the next scan;
+            // where no file can be written (a read-only cache directory) it lives in memory.
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
-            db = try Self.openDatabase(databasePath)
+            db = try (try? Self.openDatabase(databasePath)) ?? Self.openDatabase(":memory:")
             loaded = State()
         }
         Self.sort(&loaded)
