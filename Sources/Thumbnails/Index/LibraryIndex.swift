@@ -218,9 +218,11 @@ public final class LibraryIndex: Sendable {
         guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
+            // Read d_name in place: readdir's record may be shorter than `struct dirent`, so copying
+            // the 256-byte array out of it reads past its end (found by AddressSanitizer).
+            let name = String(cString: UnsafeRawPointer(entry)
+                .advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+                .assumingMemoryBound(to: CChar.self))
             guard !name.hasPrefix(".") else { continue }
             let absolute = directory + "/" + name
             // ASCII names are already NFC; only others pay for normalisation.
