@@ -30,7 +30,7 @@ let package = Package(
         // Routes: URL ⇄ request, path resolution, ETag/304, errors ⇄ status.
         .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
         // Config file + environment + flags, signals, wiring.
-        .executableTarget(name: "thumbd", dependencies: ["ThumbServer"]),
+        .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),

@@ -4,6 +4,7 @@
  * Why this exists: VIPS_INIT is a macro and must run once per process before any other call;
  * g_once makes that safe when several render threads arrive at once.
  */
+#include <malloc.h>
 #include <stdio.h>
 
 #include "cvips_internal.h"
@@ -50,4 +51,15 @@ cvips_job_end(void)
 {
     vips_error_clear();
     vips_thread_shutdown();
+}
+
+/*
+ * Why this exists: mallopt lives in <malloc.h>, which Swift's Glibc module does not import.
+ * libvips' worker threads each get a glibc heap arena, and the arenas fragment: resident memory
+ * grows far past what is in use. Servers built on libvips (imgproxy) run with two arenas.
+ */
+int
+cvips_limit_malloc_arenas(int arenas)
+{
+    return mallopt(M_ARENA_MAX, arenas);
 }

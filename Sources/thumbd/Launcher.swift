@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Rendering
 import ThumbServer
 
 /// Reads the configuration, starts the server and installs the SIGINT/SIGTERM handlers.
@@ -9,6 +10,7 @@ enum Launcher {
     nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
 
     static func run() {
+        Vips.limitMallocArenas()
         let outcome: ConfigLoader.Outcome
         do {
             outcome = try ConfigLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),

@@ -78,6 +78,9 @@ typedef struct {
  * Returns 0, or -1 with `failure` filled. */
 int cvips_start(int concurrency, cvips_failure *failure);
 
+/* glibc's M_ARENA_MAX (mallopt): call before threads start. Returns 1 on success. */
+int cvips_limit_malloc_arenas(int arenas);
+
 /* Opens `path` for reading without blocking (O_NONBLOCK: a FIFO must not hang a render thread)
  * and checks it is a non-empty regular file. Returns the descriptor (the caller closes it), or
  * -1 with `failure` filled. Exists so libvips never opens a name itself: no FIFO hangs, no
