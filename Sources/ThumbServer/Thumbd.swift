@@ -74,7 +74,8 @@ public final class Thumbd: Sendable {
             accessLog?.write(exchange)
         }
         let server = HTTPServer(configuration: http, responder: service)
-        service.setConnectionCounts { server.connectionCounts }
+        // Weak: the server holds the service as its responder; a strong capture would be a cycle.
+        service.setConnectionCounts { [weak server] in server?.connectionCounts ?? (0, 0) }
         self.service = service
         self.server = server
         self.accessLog = accessLog

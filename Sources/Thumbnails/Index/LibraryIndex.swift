@@ -145,10 +145,12 @@ public final class LibraryIndex: Sendable {
     }
 
     /// Rescans now on a background queue, then every `interval` seconds (default 2 s).
+    /// Watching stops when the index is released (the timer holds it weakly).
     public func startWatching(interval: Double = 2) {
-        watchQueue.async { [self] in
+        watchQueue.async { [weak self] in
+            guard let self else { return }
             rescan()
-            watchQueue.asyncAfter(deadline: .now() + interval) { [self] in startWatching(interval: interval) }
+            watchQueue.asyncAfter(deadline: .now() + interval) { [weak self] in self?.startWatching(interval: interval) }
         }
     }
 
