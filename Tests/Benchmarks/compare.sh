@@ -61,6 +61,7 @@ wait_http() { for _ in $(seq 150); do curl -fs -o /dev/null "$1" && return 0; sl
 forget_pid() { local keep=() p; for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done; PIDS=("${keep[@]}"); }
 stop_pid() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; forget_pid "$1"; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
+rss_parts() { awk '/^Rss(Anon|File|Shmem):/ {printf "%s%s %.0f MiB", (n++ ? ", " : ""), $1, $2 / 1024}' "/proc/$1/status"; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.0f", k / 1024 }'; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 maxof() { printf '%s\n' "$@" | sort -g | tail -1; }
@@ -171,6 +172,7 @@ DISK_MEMHITS_AFTER=$(tstat "$P_DISK" memory_cache.hits)
 DISK_DISKHITS=$(tstat "$P_DISK" disk_cache.hits)
 [ "$DISK_MEMHITS_AFTER" = "$DISK_MEMHITS_BEFORE" ] || WRK_ERRORS+="disk server served $((DISK_MEMHITS_AFTER - DISK_MEMHITS_BEFORE)) memory hits "
 HWM_MEM=$(hwm_kb "$MEM_PID"); HWM_DISK=$(hwm_kb "$DISK_PID")
+RSS_MEM=$(rss_parts "$MEM_PID"); RSS_DISK=$(rss_parts "$DISK_PID")
 NGINX_HWM=0; for p in "$NGINX_PID" $(pgrep -P "$NGINX_PID" || true); do NGINX_HWM=$((NGINX_HWM + $(hwm_kb "$p"))); done
 stop_pid "$MEM_PID"; stop_pid "$DISK_PID"; stop_pid "$NGINX_PID"
 
@@ -297,6 +299,7 @@ echo
 echo "rounds (thumbd / peer): hits memory ${H_MEM[*]} | disk ${H_DISK[*]} | nginx ${H_NGINX[*]} req/s"
 echo "                        misses ms: thumbd ${M_THUMBD[*]} | thumbor ${M_THUMBOR[*]} | vipsthumbnail ${M_VIPS[*]}"
 echo "                        stampede ms: 100 concurrent ${S_100[*]} | single ${S_ONE[*]}; renders ${S_RENDERS[*]}"
+echo "thumbd RSS after the hit runs (current, not peak): memory-hit server $RSS_MEM; disk-hit server $RSS_DISK"
 echo "peers' peak RSS (info): nginx master + 2 workers $(mib "$NGINX_HWM") MiB in total; thumbor $(mib "$THUMBOR_HWM") MiB"
 echo "stampede photo: $BIG; misses: thumbor /unsafe/393x393/filters:no_upscale()/NAME, vipsthumbnail -s '393x393>' --smartcrop centre [Q=80,strip]"
 echo "hits: Lua script rotating over ${#HOT[@]} URLs; the disk-hit server answered $DISK_DISKHITS disk hits and $((DISK_MEMHITS_AFTER - DISK_MEMHITS_BEFORE)) memory hits under load"

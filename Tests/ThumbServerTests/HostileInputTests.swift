@@ -39,7 +39,10 @@ import Testing
         #expect(gif.status == 200)   // its first frame, as a still
         #expect(gif.image == ImageHeader(format: "png", width: 1, height: 1))
         let growth = residentBytes() - before
-        #expect(growth < 50 << 20, "resident memory grew by \(growth >> 20) MB")
+        // AddressSanitizer's quarantine keeps freed memory resident, so the bound holds only without it.
+        if dlsym(nil, "__asan_init") == nil {
+            #expect(growth < 50 << 20, "resident memory grew by \(growth >> 20) MB")
+        }
         #expect(try server.get("/healthz").status == 200)
     }
 
