@@ -1,8 +1,8 @@
 /// The server's own error responses: JSON `{"error": "<code>", "message": "<text>"}` with
-/// `Cache-Control: no-store` (API.md, "Errors").
-enum HTTPErrorResponse {
+/// `Cache-Control: no-store` (API.md, "Errors"). The application's errors use it too.
+public enum HTTPErrorResponse {
     /// A response with `status`, the machine-readable `code` and a human-readable `message`.
-    static func make(status: Int, code: String, message: String) -> HTTPResponse {
+    public static func make(status: Int, code: String, message: String) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.add("Content-Type", "application/json")
         headers.add("Cache-Control", "no-store")
@@ -11,7 +11,7 @@ enum HTTPErrorResponse {
     }
 
     /// `s` escaped for use inside a JSON string (RFC 8259 §7).
-    static func jsonEscaped(_ s: String) -> String {
+    public static func jsonEscaped(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for scalar in s.unicodeScalars {

@@ -25,14 +25,11 @@ public struct APIError: Error, Sendable, Equatable {
     }
 
     /// The JSON response: `{"error": code, "message": message}` with `Cache-Control: no-store`
-    /// and no ETag.
+    /// and no ETag, plus `headers`.
     public var response: HTTPResponse {
-        var headers = HTTPHeaders()
-        headers.add("Content-Type", "application/json")
-        headers.add("Cache-Control", "no-store")
-        for (name, value) in self.headers.sorted(by: { $0.key < $1.key }) { headers.add(name, value) }
-        let body = "{\"error\":\(JSON.quote(code)),\"message\":\(JSON.quote(message))}\n"
-        return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
+        var response = HTTPErrorResponse.make(status: status, code: code, message: message)
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.add(name, value) }
+        return response
     }
 }
 
@@ -40,21 +37,6 @@ public struct APIError: Error, Sendable, Equatable {
 enum JSON {
     /// `text` as a JSON string literal (RFC 8259 §7).
     static func quote(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        "\"" + HTTPErrorResponse.jsonEscaped(text) + "\""
     }
 }
