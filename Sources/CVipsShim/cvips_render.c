@@ -42,19 +42,29 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
      * asks for the exact target size with FORCE: the caller's size keeps the aspect ratio to
      * the pixel, so the two shrinks differ by under a pixel and the result is exact.
      * `cover` fills the box (never enlarging) and crops the centre. export_profile + perceptual
-     * intent turns ICC-tagged, CMYK and XYB sources into sRGB. fail_on=truncated refuses
+     * intent turns ICC-tagged, CMYK and XYB sources into sRGB; plain sRGB and grey sources
+     * without a profile skip it (`colour_transform` 0), as it would change nothing. fail_on=truncated refuses
      * truncated and corrupt data that libvips would otherwise pad with grey; 8.14's
      * thumbnail_source does not hand its own `fail_on` to the loader, so it also travels in
      * `option_string` (checked on broken/truncated-10000-bytes.jpg). */
-    result = vips_thumbnail_source(source, &t[0], options->width,
-        "height", options->height,
-        "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
-        "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
-        "export_profile", "srgb",
-        "intent", VIPS_INTENT_PERCEPTUAL,
-        "fail_on", VIPS_FAIL_ON_TRUNCATED,
-        "option_string", "fail_on=truncated",
-        NULL);
+    if (options->colour_transform)
+        result = vips_thumbnail_source(source, &t[0], options->width,
+            "height", options->height,
+            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+            "export_profile", "srgb",
+            "intent", VIPS_INTENT_PERCEPTUAL,
+            "fail_on", VIPS_FAIL_ON_TRUNCATED,
+            "option_string", "fail_on=truncated",
+            NULL);
+    else
+        result = vips_thumbnail_source(source, &t[0], options->width,
+            "height", options->height,
+            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+            "fail_on", VIPS_FAIL_ON_TRUNCATED,
+            "option_string", "fail_on=truncated",
+            NULL);
     g_object_unref(source);
     if (result) {
         g_object_unref(context);

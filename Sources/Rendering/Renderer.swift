@@ -34,7 +34,8 @@ public struct Renderer: Sendable {
             crop: request.spec.fit == .cover ? 1 : 0,
             format: format.shimFormat,
             quality: Int32(min(100, max(1, request.quality))),
-            png_compression: Int32(min(9, max(0, pngCompression))))
+            png_compression: Int32(min(9, max(0, pngCompression))),
+            colour_transform: info.needsColourTransform ? 1 : 0)
 
         var output = cvips_thumbnail()
         var failure = cvips_failure()

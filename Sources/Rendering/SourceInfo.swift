@@ -25,10 +25,13 @@ public struct SourceInfo: Sendable, Equatable {
     public var dateTimeOriginal: String?
     /// EXIF OffsetTimeOriginal, e.g. `"+09:00"`, when present and not blank.
     public var offsetTimeOriginal: String?
+    /// Whether making sRGB needs an ICC transform: the source embeds a profile or is in a space
+    /// other than sRGB or grey (CMYK, LAB, ...). Plain sRGB skips it (~13 ms a photo).
+    public var needsColourTransform: Bool
 
     public init(width: Int, height: Int, orientation: Int, pages: Int, hasAlpha: Bool,
                 loader: String, dateTimeOriginal: String? = nil,
-                offsetTimeOriginal: String? = nil) {
+                offsetTimeOriginal: String? = nil, needsColourTransform: Bool = true) {
         self.width = width
         self.height = height
         self.orientation = (1...8).contains(orientation) ? orientation : 1
@@ -40,6 +43,7 @@ public struct SourceInfo: Sendable, Equatable {
         self.loader = loader
         self.dateTimeOriginal = dateTimeOriginal
         self.offsetTimeOriginal = offsetTimeOriginal
+        self.needsColourTransform = needsColourTransform
     }
 
     /// Pixels libvips decodes for a render: one page, `width * height`.
@@ -54,7 +58,8 @@ public struct SourceInfo: Sendable, Equatable {
         self.init(width: Int(header.width), height: Int(header.height),
                   orientation: Int(header.orientation), pages: Int(header.pages),
                   hasAlpha: header.has_alpha != 0, loader: loader,
-                  dateTimeOriginal: Self.exifText(taken), offsetTimeOriginal: Self.exifText(offset))
+                  dateTimeOriginal: Self.exifText(taken), offsetTimeOriginal: Self.exifText(offset),
+                  needsColourTransform: header.needs_colour_transform != 0)
     }
 
     /// Trimmed EXIF text, or `nil` when it holds no digit (absent, or blank like

@@ -51,6 +51,8 @@ typedef struct {
     char loader[32];       /* libvips loader nickname, e.g. "jpegload" */
     char date_time_original[32];   /* EXIF DateTimeOriginal raw text, "" when absent */
     char offset_time_original[16]; /* EXIF OffsetTimeOriginal raw text, "" when absent */
+    int needs_colour_transform;    /* 1 when an ICC transform to sRGB is needed: an embedded
+                                      profile, or a space other than sRGB/grey (CMYK, LAB, ...) */
 } cvips_header;
 
 /* What to make of a source. */
@@ -61,6 +63,7 @@ typedef struct {
     cvips_format format;
     int quality;           /* JPEG/WebP Q, 1...100 */
     int png_compression;   /* zlib level 0...9 */
+    int colour_transform;  /* 1: export_profile sRGB, perceptual intent (see cvips_header) */
 } cvips_render_options;
 
 /* An encoded thumbnail. `bytes` is g_malloc'ed: release it with cvips_thumbnail_free(). */
