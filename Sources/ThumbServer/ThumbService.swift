@@ -47,6 +47,10 @@ public final class ThumbService: HTTPResponder {
         }
         let response: HTTPResponse
         switch path {
+        case "/":
+            response = onlyGet(request) ?? HTTPResponse(
+                status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")]),
+                body: GalleryPage.html)
         case "/assets":
             response = respondWithListing(to: request)
         case "/healthz":

@@ -105,6 +105,15 @@ import Testing
         #expect(stats["uptime_seconds"] is Double || stats["uptime_seconds"] is Int)
     }
 
+    @Test func theRootPageIsABrowserGalleryOfTheLibrary() throws {
+        let server = try ServerHarness()
+        let page = try server.get("/")
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.text.contains("fetch('/assets?limit=10000')"))
+        #expect(page.text.contains("'/thumbnails/' + columns + '/'"))
+    }
+
     @Test func aFifoIsRefusedAtOnce() throws {
         let fixture = try Fixture()
         mkfifo(fixture.library + "/pipe.jpg", 0o644)
