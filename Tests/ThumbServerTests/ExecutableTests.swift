@@ -95,4 +95,75 @@ import Testing
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
     }
+
+    /// Starts thumbd through `wrapper` (e.g. `setpriv …`, `prlimit …`) and returns it with its port.
+    func launch(_ wrapper: [String], library: String, cache: String) throws -> (Process, UInt16) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: wrapper[0])
+        process.arguments = Array(wrapper.dropFirst()) + [Self.binary, "--library", library, "--port", "0", "--cache-dir", cache]
+        process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = ""
+        while !line.contains("\n") {
+            let data = out.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            line += String(decoding: data, as: UTF8.self)
+        }
+        let afterHost = line.components(separatedBy: "127.0.0.1:").dropFirst().first ?? ""
+        return (process, try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)"))
+    }
+
+    @Test(.enabled(if: getuid() == 0, "drops to user nobody: needs root"))
+    func anUnreadableSourceIs500Never404AndNotCached() throws {
+        let root = NSTemporaryDirectory() + "thumbd-perm-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/library", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/cache", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for path in [root, root + "/library", root + "/cache"] { chmod(path, 0o777) }
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/library/locked.jpg")
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/library/open.jpg")
+        chmod(root + "/library/locked.jpg", 0o000)
+        chmod(root + "/library/open.jpg", 0o644)
+        let (process, port) = try launch(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+                                         library: root + "/library", cache: root + "/cache")
+        defer { process.terminate(); process.waitUntilExit() }
+        for _ in 0..<2 {
+            let locked = try TestClient.get(port: port, "/thumbnails/3/locked.jpg")
+            #expect(locked.status == 500)
+            #expect(locked.header("ETag") == nil)
+        }
+        #expect(try TestClient.get(port: port, "/thumbnails/3/open.jpg").status == 200)
+        let renders = try TestClient.get(port: port, "/stats").json["renders"] as? [String: Any]
+        #expect(renders?["failed"] as? Int == 2)   // tried each time: a failure is not cached
+    }
+
+    @Test func runningOutOfFileDescriptorsIsNotACrash() throws {
+        let cache = NSTemporaryDirectory() + "thumbd-fd-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let (process, port) = try launch(["/usr/bin/prlimit", "--nofile=48:48"], library: Paths.fixturePhotos, cache: cache)
+        defer { process.terminate(); process.waitUntilExit() }
+        var sockets: [Int32] = []
+        for _ in 0..<100 {   // twice what the server may hold open
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            sockets.append(fd)
+        }
+        usleep(300_000)
+        #expect(process.isRunning)
+        sockets.forEach { close($0) }
+        usleep(300_000)
+        let health = try TestClient.get(port: port, "/healthz")
+        #expect(health.status == 200)
+        #expect(try TestClient.get(port: port, "/thumbnails/5/Landscape_1.jpg").status == 200)
+        #expect(process.isRunning)
+    }
 }
