@@ -140,6 +140,34 @@ import Testing
         #expect(renders?["failed"] as? Int == 2)   // tried each time: a failure is not cached
     }
 
+    @Test func theAccessLogWritesOneLinePerRequest() throws {
+        let cache = NSTemporaryDirectory() + "thumbd-log-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = ["--library", Paths.fixturePhotos, "--port", "0", "--cache-dir", cache, "--access-log"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        var text = ""
+        while !text.contains("\n") { text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
+        let port = try #require(UInt16((text.components(separatedBy: "127.0.0.1:").dropFirst().first ?? "").prefix { $0.isNumber }))
+        _ = try TestClient.get(port: port, "/thumbnails/5/Landscape_1.jpg")
+        _ = try TestClient.get(port: port, "/thumbnails/5/Landscape_1.jpg")
+        _ = try TestClient.get(port: port, "/nope")
+        usleep(200_000)
+        kill(process.processIdentifier, SIGTERM)
+        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let lines = text.split(separator: "\n").filter { $0.contains(" GET ") }
+        #expect(lines.count == 3)
+        #expect(lines.first?.contains("GET /thumbnails/5/Landscape_1.jpg 200 ") == true)
+        #expect(lines.first?.contains(" MISS ") == true)
+        #expect(lines.dropFirst().first?.contains(" HIT-MEMORY ") == true)
+        #expect(lines.last?.contains("GET /nope 404 ") == true)
+        #expect(lines.allSatisfy { $0.hasSuffix("ms") })
+    }
+
     @Test func runningOutOfFileDescriptorsIsNotACrash() throws {
         let cache = NSTemporaryDirectory() + "thumbd-fd-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }

@@ -50,6 +50,14 @@ import Testing
         #expect(try server.stat("renders", "total") == 1)
     }
 
+    @Test func aSourceOverTheByteLimitIs422() throws {
+        let server = try ServerHarness { $0.maxSourceBytes = 100_000 }   // Landscape_1 is 347,327 bytes
+        let big = try server.get("/thumbnails/3/Landscape_1.jpg")
+        #expect(big.status == 422)
+        #expect(big.json["error"] as? String == "source_too_large")
+        #expect(try server.get("/thumbnails/3/kodak-dc210-1998-vga.jpg").status == 200)   // 79,837 bytes
+    }
+
     @Test func theAdminTokenGuardsStatsMetricsAndPrefetchChanges() throws {
         let server = try ServerHarness { $0.adminToken = "s3cret" }
         for (method, target) in [("GET", "/stats"), ("GET", "/metrics"), ("DELETE", "/prefetch"), ("POST", "/prefetch")] {
