@@ -55,15 +55,6 @@ public final class MemoryCache: Sendable {
         }
     }
 
-    /// Drops every entry (counters are kept).
-    public func removeAll() {
-        state.withLock { lru in
-            let counters = (lru.hits, lru.misses, lru.evictions)
-            lru = LRUList<Thumbnail>()
-            (lru.hits, lru.misses, lru.evictions) = counters
-        }
-    }
-
     public var statistics: Statistics {
         state.withLock { lru in
             Statistics(entries: lru.index.count, bytes: lru.totalCost, limitBytes: limitBytes,

@@ -123,11 +123,6 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    /// The record of one asset path (NFC), if listed.
-    public func record(for path: String) -> AssetRecord? {
-        state.withLock { $0.records[path] }
-    }
-
     /// Headers read since this index was opened.
     public var headerReads: Int { state.withLock { $0.headerReads } }
 
