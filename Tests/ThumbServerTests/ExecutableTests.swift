@@ -72,35 +72,31 @@ import Testing
     @Test func servesAndStopsCleanlyOnSIGTERM() throws {
         let cache = NSTemporaryDirectory() + "thumbd-exe-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--library", Paths.fixturePhotos, "--port", "0", "--cache-dir", cache]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        // The first line names the bound port: "... on http://127.0.0.1:PORT/ ...".
-        var line = ""
-        while !line.contains("\n") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += String(decoding: data, as: UTF8.self)
-        }
-        let afterHost = line.components(separatedBy: "127.0.0.1:").dropFirst().first ?? ""
-        let port = try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)")
-        let response = try TestClient.get(port: port, "/thumbnails/3/Landscape_1.jpg")
+        let server = try launch(library: Paths.fixturePhotos, cache: cache)
+        let response = try TestClient.get(port: server.port, "/thumbnails/3/Landscape_1.jpg")
         #expect(response.status == 200)
         #expect(response.image == ImageHeader(format: "jpeg", width: 393, height: 393))
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        kill(server.process.processIdentifier, SIGTERM)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .exit)
+        #expect(server.process.terminationStatus == 0)
     }
 
-    /// Starts thumbd through `wrapper` (e.g. `setpriv …`, `prlimit …`) and returns it with its port.
-    func launch(_ wrapper: [String], library: String, cache: String) throws -> (Process, UInt16) {
+    /// A running thumbd, its port, its stdout and what it printed so far (the first line).
+    struct Launched {
+        let process: Process
+        let port: UInt16
+        let output: Pipe
+        let firstLine: String
+    }
+
+    /// Starts thumbd on port 0 (optionally through `wrapper`, e.g. `setpriv …`, `prlimit …`) and
+    /// reads the bound port from its first line: "... on http://127.0.0.1:PORT/ ...".
+    func launch(_ wrapper: [String] = [], library: String, cache: String, extra: [String] = []) throws -> Launched {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: wrapper[0])
-        process.arguments = Array(wrapper.dropFirst()) + [Self.binary, "--library", library, "--port", "0", "--cache-dir", cache]
+        let arguments = ["--library", library, "--port", "0", "--cache-dir", cache] + extra
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? Self.binary)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [Self.binary] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
         let out = Pipe()
         process.standardOutput = out
@@ -113,7 +109,8 @@ import Testing
             line += String(decoding: data, as: UTF8.self)
         }
         let afterHost = line.components(separatedBy: "127.0.0.1:").dropFirst().first ?? ""
-        return (process, try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)"))
+        let port = try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)")
+        return Launched(process: process, port: port, output: out, firstLine: line)
     }
 
     @Test(.enabled(if: getuid() == 0, "drops to user nobody: needs root"))
@@ -127,9 +124,10 @@ import Testing
         try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/library/open.jpg")
         chmod(root + "/library/locked.jpg", 0o000)
         chmod(root + "/library/open.jpg", 0o644)
-        let (process, port) = try launch(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
-                                         library: root + "/library", cache: root + "/cache")
-        defer { process.terminate(); process.waitUntilExit() }
+        let server = try launch(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+                                library: root + "/library", cache: root + "/cache")
+        let port = server.port
+        defer { server.process.terminate(); server.process.waitUntilExit() }
         for _ in 0..<2 {
             let locked = try TestClient.get(port: port, "/thumbnails/3/locked.jpg")
             #expect(locked.status == 500)
@@ -143,22 +141,14 @@ import Testing
     @Test func theAccessLogWritesOneLinePerRequest() throws {
         let cache = NSTemporaryDirectory() + "thumbd-log-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--library", Paths.fixturePhotos, "--port", "0", "--cache-dir", cache, "--access-log"]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var text = ""
-        while !text.contains("\n") { text += String(decoding: out.fileHandleForReading.availableData, as: UTF8.self) }
-        let port = try #require(UInt16((text.components(separatedBy: "127.0.0.1:").dropFirst().first ?? "").prefix { $0.isNumber }))
-        _ = try TestClient.get(port: port, "/thumbnails/5/Landscape_1.jpg")
-        _ = try TestClient.get(port: port, "/thumbnails/5/Landscape_1.jpg")
-        _ = try TestClient.get(port: port, "/nope")
+        let server = try launch(library: Paths.fixturePhotos, cache: cache, extra: ["--access-log"])
+        _ = try TestClient.get(port: server.port, "/thumbnails/5/Landscape_1.jpg")
+        _ = try TestClient.get(port: server.port, "/thumbnails/5/Landscape_1.jpg")
+        _ = try TestClient.get(port: server.port, "/nope")
         usleep(200_000)
-        kill(process.processIdentifier, SIGTERM)
-        text += String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        kill(server.process.processIdentifier, SIGTERM)
+        let text = server.firstLine + String(decoding: server.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        server.process.waitUntilExit()
         let lines = text.split(separator: "\n").filter { $0.contains(" GET ") }
         #expect(lines.count == 3)
         #expect(lines.first?.contains("GET /thumbnails/5/Landscape_1.jpg 200 ") == true)
@@ -171,7 +161,8 @@ import Testing
     @Test func runningOutOfFileDescriptorsIsNotACrash() throws {
         let cache = NSTemporaryDirectory() + "thumbd-fd-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        let (process, port) = try launch(["/usr/bin/prlimit", "--nofile=48:48"], library: Paths.fixturePhotos, cache: cache)
+        let server = try launch(["/usr/bin/prlimit", "--nofile=48:48"], library: Paths.fixturePhotos, cache: cache)
+        let (process, port) = (server.process, server.port)
         defer { process.terminate(); process.waitUntilExit() }
         var sockets: [Int32] = []
         for _ in 0..<100 {   // twice what the server may hold open
