@@ -61,6 +61,22 @@ cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out,
     return 0;
 }
 
+/* `in` as 8-bit: clipped into 0...255 when wider (float, ushort left after a conversion). */
+static int
+cvips_cast_uchar(VipsObject *context, VipsImage *in, VipsImage **out)
+{
+    VipsImage **t;
+
+    if (in->BandFmt != VIPS_FORMAT_UCHAR) {
+        t = cvips_slot(context);
+        if (vips_cast(in, t, VIPS_FORMAT_UCHAR, NULL))
+            return -1;
+        in = *t;
+    }
+    *out = in;
+    return 0;
+}
+
 int
 cvips_to_srgb8(VipsObject *context, VipsImage *in, VipsImage **out)
 {
@@ -88,15 +104,7 @@ cvips_to_srgb8(VipsObject *context, VipsImage *in, VipsImage **out)
     }
 
     /* Anything colourspace left wider than 8 bits (e.g. float): clip into 0...255. */
-    if (in->BandFmt != VIPS_FORMAT_UCHAR) {
-        t = cvips_slot(context);
-        if (vips_cast(in, t, VIPS_FORMAT_UCHAR, NULL))
-            return -1;
-        in = *t;
-    }
-
-    *out = in;
-    return 0;
+    return cvips_cast_uchar(context, in, out);
 }
 
 int
@@ -119,13 +127,5 @@ cvips_flatten_white(VipsObject *context, VipsImage *in, VipsImage **out)
         return -1;
     in = *t;
 
-    if (in->BandFmt != VIPS_FORMAT_UCHAR) {
-        t = cvips_slot(context);
-        if (vips_cast(in, t, VIPS_FORMAT_UCHAR, NULL))
-            return -1;
-        in = *t;
-    }
-
-    *out = in;
-    return 0;
+    return cvips_cast_uchar(context, in, out);
 }

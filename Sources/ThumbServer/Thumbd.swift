@@ -34,7 +34,6 @@ public final class Thumbd: Sendable {
         pipelineConfiguration.renderQueueLimit = config.renderQueueLimit
         pipelineConfiguration.maxSourcePixels = config.maxSourcePixels
         pipelineConfiguration.maxSourceBytes = config.maxSourceBytes
-        pipelineConfiguration.quality = config.quality
         pipelineConfiguration.renderDeadlineSeconds = config.renderTimeoutSeconds
         let pipeline: ThumbnailPipeline
         do {

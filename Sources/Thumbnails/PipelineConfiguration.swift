@@ -16,8 +16,6 @@ public struct PipelineConfiguration: Sendable {
     public var maxSourceBytes: Int = 256 << 20
     /// Seconds a client waits for a render before it gets 503; 0 = no deadline. `30` by default.
     public var renderDeadlineSeconds: Double = 30
-    /// JPEG and WebP quality, 1...100. `80` by default.
-    public var quality: Int = 80
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory
