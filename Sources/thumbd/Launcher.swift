@@ -3,7 +3,8 @@ import Foundation
 import Rendering
 import ThumbServer
 
-/// Reads the configuration, starts the server and installs the SIGINT/SIGTERM handlers.
+/// Reads the configuration, installs the SIGINT/SIGTERM handlers and starts the server once
+/// `dispatchMain()` has taken over the main thread.
 /// Nonisolated on purpose: Dispatch handlers created in top-level code would be main-actor
 /// closures and trap when run on other queues (shared/DISPATCH.md).
 enum Launcher {
@@ -27,24 +28,33 @@ enum Launcher {
             config = c
         }
         let thumbd: Thumbd
-        let port: UInt16
         do {
             thumbd = try Thumbd(config: config)
-            port = try thumbd.start()
         } catch {
             fail(error.description)
         }
-        FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(config.host):\(port)/ "
-              + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 FileHandle.standardOutput.write(Data("thumbd: stopping\n".utf8))
-                        thumbd.shutdown { exit(0) }
+                thumbd.shutdown { exit(0) }
             }
             source.resume()
             signalSources.append(source)
+        }
+        // Accept only once `dispatchMain()` has run: it ends the main thread, and libdispatch then
+        // creates the main queue's eventfd, trapping (SIGILL) if a connection flood has taken
+        // every descriptor by that moment. Work queued on the main queue runs after that point.
+        DispatchQueue.main.async {
+            let port: UInt16
+            do throws(ConfigError) {
+                port = try thumbd.start()
+            } catch {
+                fail(error.description)
+            }
+            FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(config.host):\(port)/ "
+                  + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
         }
     }
 
