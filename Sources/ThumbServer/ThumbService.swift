@@ -34,7 +34,7 @@ public final class ThumbService: HTTPResponder {
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let path = request.path
-        if path.hasPrefix("/thumbnails/") {
+        if path.utf8.starts(with: "/thumbnails/".utf8) {
             respondWithThumbnail(to: request, completion: completion)
             return
         }
