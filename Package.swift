@@ -21,8 +21,11 @@ let package = Package(
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("webpmux"), .linkedLibrary("webp")]),
-        // HTTP/1.1 parser, serializer and the Dispatch socket server. Knows nothing of thumbnails.
-        .target(name: "HTTP"),
+        // epoll(7) and eventfd(2) with a fixed layout (Swift cannot import the packed `epoll_event`).
+        .target(name: "CEpoll"),
+        // HTTP/1.1 parser, serializer and the socket server (epoll event loops; Dispatch for
+        // accepting and timers). Knows nothing of thumbnails.
+        .target(name: "HTTP", dependencies: ["CEpoll"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
         // Library index, cache key, memory and disk caches, render scheduler, coalescing pipeline, prefetch.
@@ -32,7 +35,7 @@ let package = Package(
         // Config file + environment + flags, signals, wiring.
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CEpoll"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
         .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer"]),

@@ -4,10 +4,10 @@ import Glibc
 import Dispatch
 
 /// Requests in, responses out: one request at a time per connection, in order; the
-/// responder's completion may come from any thread and hops back to the connection's queue.
+/// responder's completion may come from any thread and hops back to the connection's worker.
 extension HTTPConnection {
     /// Takes buffered requests out of the parser and dispatches them, one at a time, for as
-    /// long as responses complete synchronously. On the queue, when `phase == .idle`.
+    /// long as responses complete synchronously. On the worker's thread, when `phase == .idle`.
     func drive() {
         while phase == .idle {
             if drainRequested { close(); return }
@@ -64,13 +64,13 @@ extension HTTPConnection {
     }
 
     /// The responder's completion, on any thread: a response given synchronously from inside
-    /// `respond` is picked up by `dispatch`; any other hops to the queue.
+    /// `respond` is picked up by `dispatch`; any other hops to the worker's thread.
     func complete(_ seq: UInt64, _ response: HTTPResponse) {
         if context.isCurrent && phase == .dispatching && seq == sequence {
             if syncResponse == nil { syncResponse = response }
             return
         }
-        context.queue.async { [self] in
+        context.execute { [self] in
             guard phase == .awaitingResponse && seq == sequence else { return }
             startWrite(response)
             if phase == .idle { drive() }

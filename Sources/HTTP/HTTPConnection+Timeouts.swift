@@ -1,4 +1,4 @@
-/// Timeouts (from the queue's sweep timer) and graceful shutdown.
+/// Timeouts (from the worker's sweep) and graceful shutdown.
 extension HTTPConnection {
     /// Server shutdown: idle connections close now; busy ones after their current response.
     func drain() {
@@ -9,7 +9,7 @@ extension HTTPConnection {
         }
     }
 
-    /// Applies the timeouts at time `now` (ns). On the queue, from the sweep timer.
+    /// Applies the timeouts at time `now` (ns). On the worker's thread, from its sweep.
     func sweep(now: UInt64) {
         switch phase {
         case .idle:

@@ -4,8 +4,8 @@ import Glibc
 import Dispatch
 
 /// Writing responses: head and body go to `writev` as two buffers (the body is the responder's
-/// array, never copied); on EAGAIN the rest is parked and resumed from a write source that is
-/// suspended while nothing is parked.
+/// array, never copied); on EAGAIN the rest is parked and resumed when epoll reports the socket
+/// writable (asked for only while something is parked).
 extension HTTPConnection {
     /// Serializes `response` for the in-flight request and starts writing it. On return the
     /// phase is `.idle` (written, keep going), `.writing` (parked), `.lingering` or `.closed`.
@@ -97,25 +97,18 @@ extension HTTPConnection {
         }
     }
 
-    /// Arms the write source (creating it on first use) to resume a parked write.
+    /// Waits for the socket to take more of a parked write.
     func armWriteSource() {
-        if writeSource == nil {
-            let w = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: context.queue)
-            w.setEventHandler { [self] in writable() }
-            w.setCancelHandler { [self] in sourceCancelled() }
-            liveSources += 1
-            writeSource = w
-        }
         if writeSuspended {
             writeSuspended = false
-            writeSource?.resume()
+            updateInterest()
         }
     }
 
     func disarmWriteSource() {
         if !writeSuspended {
             writeSuspended = true
-            writeSource?.suspend()
+            updateInterest()
         }
     }
 

@@ -1,16 +1,17 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CEpoll
 import Dispatch
 
 /// One accepted TCP connection: reads bytes into an `HTTPRequestParser`, hands requests to the
 /// responder one at a time, in order, and writes each response before taking the next request
 /// (so pipelined responses leave in order).
 ///
-/// Locking: confined to `context.queue` — every mutable property is touched only on that serial
-/// queue (hence `@unchecked Sendable`). The responder's completion, which may run on any
-/// thread, only hops back to the queue (see `complete`).
-final class HTTPConnection: @unchecked Sendable {
+/// Locking: confined to its worker's thread — every mutable property is touched only there
+/// (hence `@unchecked Sendable`). The responder's completion, which may run on any thread,
+/// only hops back to that thread (see `complete`).
+final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// What the connection is doing.
     enum Phase {
         /// Waiting for (the rest of) a request.
@@ -39,16 +40,18 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     let fd: Int32
-    let context: HTTPConnectionQueue
+    let context: HTTPWorker
     var parser: HTTPRequestParser
     var phase = Phase.idle
 
-    let readSource: DispatchSourceRead
+    /// The connection's registration with `context.loop` (0: none yet).
+    var registration: UInt64 = 0
+    /// The epoll events asked for now.
+    var interest: UInt32 = 0
+    /// Not waiting for input (a request is in flight with enough buffered, or the peer closed).
     var readSuspended = true
-    var writeSource: DispatchSourceWrite?
+    /// Not waiting to write (nothing is parked on a full socket buffer).
     var writeSuspended = true
-    /// Sources not yet through their cancel handler; the fd is closed when this reaches 0.
-    var liveSources = 1
 
     /// Counts requests, so a completion for an earlier one is recognised and dropped.
     var sequence: UInt64 = 0
@@ -77,19 +80,43 @@ final class HTTPConnection: @unchecked Sendable {
     /// When a lingering close gives up, ns.
     var lingerDeadline: UInt64 = 0
 
-    init(fd: Int32, context: HTTPConnectionQueue) {
+    init(fd: Int32, context: HTTPWorker) {
         self.fd = fd
         self.context = context
         parser = HTTPRequestParser(limits: context.limits)
-        readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: context.queue)
         lastActivity = DispatchTime.now().uptimeNanoseconds
     }
 
-    /// Installs the handlers and starts reading. On the queue.
+    /// Registers with the worker's loop and starts reading. On the worker's thread.
     func start() {
-        readSource.setEventHandler { [self] in readable() }
-        readSource.setCancelHandler { [self] in sourceCancelled() }
-        resumeReading()
+        readSuspended = false
+        interest = cepoll_in
+        guard let id = context.loop.register(fd, events: interest, handler: self) else {
+            close()
+            return
+        }
+        registration = id
+    }
+
+    /// Ready for input, output, or an error or hang-up (always reported, even when neither is
+    /// asked for: then the connection can make no progress and closes).
+    func handleEvents(_ events: UInt32) {
+        let failed = events & (cepoll_err | cepoll_hup) != 0
+        if failed && readSuspended && writeSuspended {
+            close()
+            return
+        }
+        if !readSuspended && (events & cepoll_in != 0 || failed) { readable() }
+        if phase != .closed && !writeSuspended && (events & cepoll_out != 0 || failed) { writable() }
+    }
+
+    /// Tells epoll what the connection waits for now, when that changed.
+    func updateInterest() {
+        guard phase != .closed, registration != 0 else { return }
+        let wanted = (readSuspended ? 0 : cepoll_in) | (writeSuspended ? 0 : cepoll_out)
+        guard wanted != interest else { return }
+        interest = wanted
+        if !context.loop.modify(fd, id: registration, events: wanted) { close() }
     }
 
     // MARK: Reading
@@ -97,14 +124,14 @@ final class HTTPConnection: @unchecked Sendable {
     func resumeReading() {
         if readSuspended && !peerClosed && phase != .closed {
             readSuspended = false
-            readSource.resume()
+            updateInterest()
         }
     }
 
     func suspendReading() {
         if !readSuspended {
             readSuspended = true
-            readSource.suspend()
+            updateInterest()
         }
     }
 
@@ -153,28 +180,19 @@ final class HTTPConnection: @unchecked Sendable {
 
     // MARK: Closing
 
-    /// Closes the connection: cancels its sources; the fd is closed once both cancel handlers
-    /// ran. Idempotent. On the queue.
+    /// Closes the connection and its descriptor (which leaves epoll with it). Idempotent.
+    /// On the worker's thread.
     func close() {
         if phase == .closed { return }
         phase = .closed
         context.connections[ObjectIdentifier(self)] = nil
-        readSource.cancel()
-        if readSuspended { readSuspended = false; readSource.resume() }
-        if let w = writeSource {
-            w.cancel()
-            if writeSuspended { writeSuspended = false; w.resume() }
-        }
+        if registration != 0 { context.loop.unregister(registration) }
+        readSuspended = true
+        writeSuspended = true
         body = []
         inFlight = nil
         syncResponse = nil
-    }
-
-    func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 {
-            _ = Glibc.close(fd)
-            context.server.connectionClosed()
-        }
+        _ = Glibc.close(fd)
+        context.server.connectionClosed()
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Dispatch
 
-/// Accepting connections: in a loop until EAGAIN, round robin over the connection queues,
+/// Accepting connections: in a loop until EAGAIN, round robin over the workers,
 /// paused at `maxConnections` and, after EMFILE/ENFILE, for 100 ms.
 extension HTTPServer {
     /// Accepts until EAGAIN, the connection cap, or a shortage of file descriptors.
@@ -23,20 +23,20 @@ extension HTTPServer {
                 }
             }
             HTTPSocket.setNoDelay(fd)
-            let (queue, keepAccepting) = state.withLock { s -> (HTTPConnectionQueue?, Bool) in
-                guard !s.stopped, !s.queues.isEmpty else { return (nil, false) }
+            let (worker, keepAccepting) = state.withLock { s -> (HTTPWorker?, Bool) in
+                guard !s.stopped, !s.workers.isEmpty else { return (nil, false) }
                 s.open += 1
                 s.total += 1
-                let q = s.queues[s.nextQueue]
-                s.nextQueue = (s.nextQueue + 1) % s.queues.count
+                let w = s.workers[s.nextWorker]
+                s.nextWorker = (s.nextWorker + 1) % s.workers.count
                 updateAccepting(&s)
-                return (q, !s.acceptSuspended)
+                return (w, !s.acceptSuspended)
             }
-            guard let queue else {
+            guard let worker else {
                 _ = Glibc.close(fd)
                 return
             }
-            queue.queue.async { queue.open(fd: fd) }
+            worker.execute { worker.open(fd: fd) }
             if !keepAccepting { return }
         }
     }
@@ -69,7 +69,7 @@ extension HTTPServer {
         }
     }
 
-    /// A connection's fd was closed. From any connection queue.
+    /// A connection's fd was closed. From any worker's thread.
     func connectionClosed() {
         let completions = state.withLock { s -> [@Sendable () -> Void] in
             s.open -= 1

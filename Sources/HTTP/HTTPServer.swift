@@ -4,12 +4,14 @@ import Glibc
 import Dispatch
 import Synchronization
 
-/// An HTTP/1.1 server on non-blocking sockets driven by Dispatch sources: one listening socket
-/// with a read source on its own queue, and each connection with its own read source on one of
-/// `queueCount` serial queues. No thread per connection; no queue ever blocks on a socket.
+/// An HTTP/1.1 server on non-blocking sockets: one listening socket with a Dispatch read source
+/// on its own queue, which hands each accepted connection, round robin, to one of
+/// `queueCount` workers; each worker is one thread running an epoll event loop
+/// (`HTTPEventLoop`) for its connections. No thread per connection; no worker ever blocks on a
+/// socket or on the responder's slow work.
 ///
-/// The server and its connection queues reference each other until `shutdown` completes: keep
-/// the server for the life of the process, or shut it down to release it.
+/// The server and its workers reference each other until `shutdown` completes: keep the server
+/// for the life of the process, or shut it down to release it (the workers' threads end).
 public final class HTTPServer: Sendable {
     /// The settings given at init.
     public let configuration: HTTPServerConfiguration
@@ -17,13 +19,13 @@ public final class HTTPServer: Sendable {
     public let responder: any HTTPResponder
 
     let acceptQueue = DispatchQueue(label: "thumbd.http.accept")
-    /// Locking: guarded by this `Mutex` — the connection queues, the accept source and whether
+    /// Locking: guarded by this `Mutex` — the workers, the accept source and whether
     /// it is suspended, connection counts and shutdown state. Taken once per accepted and per
     /// closed connection, never per request.
     let state = Mutex(State())
 
     struct State {
-        var queues: [HTTPConnectionQueue] = []
+        var workers: [HTTPWorker] = []
         var acceptSource: DispatchSourceRead?
         var acceptSuspended = true
         var started = false
@@ -32,7 +34,7 @@ public final class HTTPServer: Sendable {
         var backingOff = false
         var open = 0
         var total = 0
-        var nextQueue = 0
+        var nextWorker = 0
         var shutdownCompletions: [@Sendable () -> Void] = []
     }
 
@@ -49,8 +51,8 @@ public final class HTTPServer: Sendable {
 
     /// Raises the open-file limit, ignores SIGPIPE, binds, listens and starts accepting.
     /// - Returns: the bound port (the ephemeral one when `configuration.port` is 0).
-    /// - Throws: `HTTPServerError` when the host is not an IP literal, the port is in use, or
-    ///   the server was started before.
+    /// - Throws: `HTTPServerError` when the host is not an IP literal, the port is in use, an
+    ///   event loop cannot be created, or the server was started before.
     public func start() throws -> UInt16 {
         try state.withLock { (s) throws(HTTPServerError) in
             guard !s.started && !s.stopped else { throw .alreadyStarted }
@@ -59,22 +61,28 @@ public final class HTTPServer: Sendable {
         HTTPSocket.raiseOpenFileLimit()
         HTTPSocket.ignoreSIGPIPE()
         let listener: Int32, port: UInt16
+        let workers: [HTTPWorker]
         do {
             (listener, port) = try HTTPSocket.listen(host: configuration.host, port: configuration.port,
                                                      backlog: configuration.backlog)
+            do {
+                workers = try (0..<max(1, configuration.queueCount)).map { (index) throws(HTTPServerError) in
+                    try HTTPWorker(index: index, server: self, configuration: configuration)
+                }
+            } catch {
+                _ = Glibc.close(listener)
+                throw error
+            }
         } catch {
             state.withLock { $0.started = false }
             throw error
         }
-        let queues = (0..<max(1, configuration.queueCount)).map {
-            HTTPConnectionQueue(index: $0, server: self, configuration: configuration)
-        }
-        for q in queues { q.startTimer() }
+        for w in workers { w.start() }
         state.withLock { s in
             let source = DispatchSource.makeReadSource(fileDescriptor: listener, queue: acceptQueue)
             source.setEventHandler { [self] in acceptConnections(listener) }
             source.setCancelHandler { _ = Glibc.close(listener) }
-            s.queues = queues
+            s.workers = workers
             s.acceptSource = source
             updateAccepting(&s)
         }
@@ -86,21 +94,21 @@ public final class HTTPServer: Sendable {
     /// seconds, then closes everything. `completion` runs, on any thread, once every
     /// connection is closed.
     public func shutdown(gracePeriod: Double, completion: @escaping @Sendable () -> Void) {
-        let (source, wasSuspended, queues, done) = state.withLock { s in
+        let (source, wasSuspended, workers, done) = state.withLock { s in
             s.stopped = true
             s.shutdownCompletions.append(completion)
             let source = s.acceptSource
             s.acceptSource = nil
-            return (source, s.acceptSuspended, s.queues, takeCompletionsIfDone(&s))
+            return (source, s.acceptSuspended, s.workers, takeCompletionsIfDone(&s))
         }
         if let source {
             source.cancel()
             if wasSuspended { source.resume() }
         }
         let grace = DispatchTime.now() + max(0, gracePeriod)
-        for q in queues {
-            q.queue.async { q.drain() }
-            q.queue.asyncAfter(deadline: grace) { q.closeAll() }
+        for w in workers {
+            w.execute { w.drain() }
+            DispatchQueue.global().asyncAfter(deadline: grace) { w.execute { w.closeAll() } }
         }
         finish(done)
     }
@@ -110,9 +118,9 @@ public final class HTTPServer: Sendable {
     func takeCompletionsIfDone(_ s: inout State) -> [@Sendable () -> Void] {
         guard s.stopped && s.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
         defer { s.shutdownCompletions = [] }
-        for q in s.queues { q.queue.async { q.stopTimer() } }
-        // Break the server ⇄ queue cycle: the queues go once their last pending block ran.
-        s.queues = []
+        // Break the server ⇄ worker cycle: each worker goes once its loop has ended.
+        for w in s.workers { w.stop() }
+        s.workers = []
         return s.shutdownCompletions
     }
 

@@ -24,8 +24,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Open connections at which the server stops accepting (new ones wait in the kernel
     /// backlog) until one closes. `4096` by default.
     public var maxConnections: Int = 4096
-    /// Number of serial queues the connections are spread over, round robin.
-    /// The number of active processors by default.
+    /// Number of workers (event-loop threads, `HTTPWorker`) the connections are spread over,
+    /// round robin. The number of active processors by default.
     public var queueCount: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Called once per response written, including the server's own error responses, on the
     /// connection's queue: keep it cheap. For a parse error the method and target are `""`.
