@@ -21,21 +21,21 @@ let package = Package(
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("webpmux"), .linkedLibrary("webp")]),
-        // epoll(7) and eventfd(2) with a fixed layout (Swift cannot import the packed `epoll_event`).
-        .target(name: "CEpoll"),
+        // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT).
+        .target(name: "CLinux"),
         // HTTP/1.1 parser, serializer and the socket server (epoll event loops; Dispatch for
         // accepting and timers). Knows nothing of thumbnails.
-        .target(name: "HTTP", dependencies: ["CEpoll"]),
+        .target(name: "HTTP", dependencies: ["CLinux"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
         // Library index, cache key, memory and disk caches, render scheduler, coalescing pipeline, prefetch.
-        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash", "CSQLite"]),
+        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash", "CSQLite", "CLinux"]),
         // Routes: URL ⇄ request, path resolution, ETag/304, errors ⇄ status.
         .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
         // Config file + environment + flags, signals, wiring.
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CEpoll"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
         .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
         .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer"]),

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CEpoll
+import CLinux
 import Dispatch
 
 /// One accepted TCP connection: reads bytes into an `HTTPRequestParser`, hands requests to the
@@ -90,7 +90,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// Registers with the worker's loop and starts reading. On the worker's thread.
     func start() {
         readSuspended = false
-        interest = cepoll_in
+        interest = clinux_in
         guard let id = context.loop.register(fd, events: interest, handler: self) else {
             close()
             return
@@ -101,19 +101,19 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// Ready for input, output, or an error or hang-up (always reported, even when neither is
     /// asked for: then the connection can make no progress and closes).
     func handleEvents(_ events: UInt32) {
-        let failed = events & (cepoll_err | cepoll_hup) != 0
+        let failed = events & (clinux_err | clinux_hup) != 0
         if failed && readSuspended && writeSuspended {
             close()
             return
         }
-        if !readSuspended && (events & cepoll_in != 0 || failed) { readable() }
-        if phase != .closed && !writeSuspended && (events & cepoll_out != 0 || failed) { writable() }
+        if !readSuspended && (events & clinux_in != 0 || failed) { readable() }
+        if phase != .closed && !writeSuspended && (events & clinux_out != 0 || failed) { writable() }
     }
 
     /// Tells epoll what the connection waits for now, when that changed.
     func updateInterest() {
         guard phase != .closed, registration != 0 else { return }
-        let wanted = (readSuspended ? 0 : cepoll_in) | (writeSuspended ? 0 : cepoll_out)
+        let wanted = (readSuspended ? 0 : clinux_in) | (writeSuspended ? 0 : clinux_out)
         guard wanted != interest else { return }
         interest = wanted
         if !context.loop.modify(fd, id: registration, events: wanted) { close() }

@@ -1,13 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CEpoll
+import CLinux
 import Foundation
 import Synchronization
 
 /// Something registered with an `HTTPEventLoop`, told what its descriptor is ready for.
 protocol HTTPEventHandler: AnyObject {
-    /// `events` holds epoll bits (`cepoll_in`, `cepoll_out`, `cepoll_err`, `cepoll_hup`).
+    /// `events` holds epoll bits (`clinux_in`, `clinux_out`, `clinux_err`, `clinux_hup`).
     /// Called on the loop's thread.
     func handleEvents(_ events: UInt32)
 }
@@ -49,15 +49,15 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// Creates the epoll instance and the wake eventfd; the thread starts with `start`.
     /// - Throws: `HTTPServerError.eventLoopFailed` when the kernel refuses either descriptor.
     init(name: String, tickInterval: UInt64) throws(HTTPServerError) {
-        let e = cepoll_create()
+        let e = clinux_create()
         guard e >= 0 else { throw Self.failure("epoll_create1", errno) }
-        let w = cepoll_eventfd()
+        let w = clinux_eventfd()
         guard w >= 0 else {
             let code = errno
             _ = Glibc.close(e)
             throw Self.failure("eventfd", code)
         }
-        guard cepoll_add(e, w, cepoll_in, 0) == 0 else {
+        guard clinux_add(e, w, clinux_in, 0) == 0 else {
             let code = errno
             _ = Glibc.close(e)
             _ = Glibc.close(w)
@@ -91,7 +91,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             guard !m.ended else { return }
             m.blocks.append(block)
             // Signalled under the lock, so the loop cannot close the eventfd in between.
-            if m.blocks.count == 1 { _ = cepoll_eventfd_signal(wakeFD) }
+            if m.blocks.count == 1 { _ = clinux_eventfd_signal(wakeFD) }
         }
     }
 
@@ -111,14 +111,14 @@ final class HTTPEventLoop: @unchecked Sendable {
     func register(_ fd: Int32, events: UInt32, handler: any HTTPEventHandler) -> UInt64? {
         let id = nextID
         nextID += 1
-        guard cepoll_add(epollFD, fd, events, id) == 0 else { return nil }
+        guard clinux_add(epollFD, fd, events, id) == 0 else { return nil }
         handlers[id] = handler
         return id
     }
 
     /// Changes what `fd` waits for. False (errno set) when epoll refuses.
     func modify(_ fd: Int32, id: UInt64, events: UInt32) -> Bool {
-        cepoll_modify(epollFD, fd, events, id) == 0
+        clinux_modify(epollFD, fd, events, id) == 0
     }
 
     /// Forgets a registration. Closing the descriptor afterwards removes it from epoll;
@@ -131,7 +131,7 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
-        cepoll_name_thread(name)
+        clinux_name_thread(name)
         let capacity = 256
         let ids = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
         let events = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)
@@ -139,14 +139,14 @@ final class HTTPEventLoop: @unchecked Sendable {
         while running {
             let now = DispatchTime.now().uptimeNanoseconds
             let timeout = nextTick > now ? Int32(min((nextTick - now + 999_999) / 1_000_000, 60_000)) : 0
-            let n = cepoll_wait(epollFD, ids, events, Int32(capacity), timeout)
+            let n = clinux_wait(epollFD, ids, events, Int32(capacity), timeout)
             if n < 0 && errno != EINTR {
                 // EBADF/EINVAL cannot happen with our own descriptor; back off rather than spin.
                 usleep(10_000)
             }
             for i in 0..<Int(max(n, 0)) {
                 if ids[i] == 0 {
-                    _ = cepoll_eventfd_drain(wakeFD)
+                    _ = clinux_eventfd_drain(wakeFD)
                 } else if let handler = handlers[ids[i]] {
                     handler.handleEvents(events[i])
                 }

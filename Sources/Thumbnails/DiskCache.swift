@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Rendering
 import Synchronization
@@ -6,8 +7,9 @@ import Glibc
 #endif
 
 /// The second cache tier: one file per thumbnail under `directory`, bounded by bytes, least
-/// recently used evicted first. Recency is tracked by the server (an in-memory LRU list, and each
-/// hit stamps the file's mtime so the order survives a restart); file atime is never relied on.
+/// recently used evicted first. Recency is tracked by the server (an in-memory LRU list, and a
+/// hit stamps the file's mtime, at most once per `recencyResolutionNanoseconds`, so the order
+/// survives a restart); file atime is never relied on.
 ///
 /// Entries survive restarts. Writes go to `tmp/` and are renamed into `entries/`, so a reader
 /// never sees a half-written file at an entry's name; every read checks length, key and checksum
@@ -16,7 +18,7 @@ import Glibc
 /// as the file system allocates them.
 ///
 /// Never throws after start-up: a failed read is a miss, a failed write counts in `writeErrors`.
-/// All methods block on file I/O; call them off the socket queues. Thread-safe: the index and
+/// All methods but `readWithoutWaiting` may block on file I/O; call them off the event loops. Thread-safe: the index and
 /// counters sit behind one `Mutex`; file I/O happens outside it.
 public final class DiskCache: Sendable {
     /// Counters and gauges for `/stats` (`disk_cache`).
@@ -51,16 +53,21 @@ public final class DiskCache: Sendable {
     public let directory: String
     /// The byte limit (default 2 GiB in config).
     public let limitBytes: Int
+    /// How close the LRU order after a restart follows the reads before it, ns: a hit stamps the
+    /// entry's mtime only when the mtime is at least this old. `1 s` by default.
+    public let recencyResolutionNanoseconds: Int64
     private let entriesDirectory: String
     private let temporaryDirectory: String
     private let index: Mutex<Index>
 
     /// Opens (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
+    /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime.
     /// - Throws: `SetupError` naming the directory when it cannot be created or listed.
-    public init(directory: String, limitBytes: Int) throws {
+    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1) throws {
         self.directory = directory
         self.limitBytes = max(0, limitBytes)
+        recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         entriesDirectory = directory + "/entries"
         temporaryDirectory = directory + "/tmp"
         let fm = FileManager.default
@@ -106,33 +113,76 @@ public final class DiskCache: Sendable {
         for digest in victims { unlink(path(for: digest)) }
     }
 
+    /// What `readWithoutWaiting` found.
+    public enum Lookup: Sendable {
+        case hit(Thumbnail)
+        case miss
+        /// The entry exists but its bytes are not all in the page cache: nothing was counted
+        /// or changed; `read` it from a thread that may block.
+        case wouldBlock
+    }
+
     /// The thumbnail stored for `key`, or nil (a miss). A stored file that fails the checks is
-    /// deleted and counted in `corrupt`. A hit becomes most recently used.
+    /// deleted and counted in `corrupt`. A hit becomes most recently used. Blocks on file I/O.
     public func read(_ key: CacheKey) -> Thumbnail? {
-        let known = index.withLock { state -> Bool in
-            if state.lru.touch(key.digest) != nil { return true }
+        if case .hit(let thumbnail) = lookUp(key, waiting: true, countingMisses: true) { return thumbnail }
+        return nil
+    }
+
+    /// `read`, but from the page cache only (`preadv2(2)` with `RWF_NOWAIT`), so an event-loop
+    /// thread can serve a warm entry itself: `.wouldBlock` when that would wait for the disk.
+    /// Opening the file can still touch the disk for an inode not in memory (as nginx's reads do).
+    /// A hit is counted; a miss is not (a request that joins a render under way is no disk
+    /// miss): the caller that acts on it calls `countMissIfAbsent`.
+    public func readWithoutWaiting(_ key: CacheKey) -> Lookup {
+        lookUp(key, waiting: false, countingMisses: false)
+    }
+
+    /// Counts a miss and returns true when no entry for `key` is indexed; false (nothing
+    /// counted) when one is, e.g. written since an earlier look.
+    public func countMissIfAbsent(_ key: CacheKey) -> Bool {
+        index.withLock { state in
+            guard state.lru.peek(key.digest) == nil else { return false }
             state.lru.misses += 1
-            return false
+            return true
         }
-        guard known else { return nil }
+    }
+
+    /// One lock on the way in (a hit is counted, and made most recent, at once), a second only
+    /// when the file turns out missing, corrupt or not in the page cache.
+    private func lookUp(_ key: CacheKey, waiting: Bool, countingMisses: Bool) -> Lookup {
+        let known = index.withLock { state -> Bool in
+            guard state.lru.touch(key.digest) != nil else {
+                if countingMisses { state.lru.misses += 1 }
+                return false
+            }
+            state.lru.hits += 1
+            return true
+        }
+        guard known else { return .miss }
         let path = path(for: key.digest)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         var thumbnail: Thumbnail?
         if fd >= 0 {
-            if let bytes = Self.readAll(fd) { thumbnail = DiskEntry.decode(bytes, key: key.canonical) }
-            if thumbnail != nil { futimens(fd, nil) }  // stamps mtime = now: the LRU order after a restart
+            guard let found = Self.readEntry(fd, key: key.canonical, waiting: waiting,
+                                             stampInterval: recencyResolutionNanoseconds) else {
+                close(fd)
+                index.withLock { $0.lru.hits -= 1 }
+                return .wouldBlock
+            }
+            thumbnail = found
             close(fd)
         }
         guard let thumbnail else {
             if fd >= 0 { unlink(path) }
             index.withLock { state in
+                state.lru.hits -= 1
                 if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
-                state.lru.misses += 1
+                if countingMisses { state.lru.misses += 1 }
             }
-            return nil
+            return .miss
         }
-        index.withLock { $0.lru.hits += 1 }
-        return thumbnail
+        return .hit(thumbnail)
     }
 
     /// True when an entry for `key` is indexed (no I/O, no counting).
@@ -197,23 +247,52 @@ public final class DiskCache: Sendable {
         name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 
-    private static func readAll(_ fd: Int32) -> [UInt8]? {
+    /// Reads and checks the entry open at `fd`: head and payload in one `preadv2`, the payload
+    /// straight into the thumbnail's own array. `.some(nil)` for a file that is not an intact
+    /// entry; nil when `waiting` is false and the bytes are not all in the page cache.
+    /// A good entry's mtime is stamped with now (the LRU order after a restart) when it is more
+    /// than `stampInterval` ns old, so steady hits on one entry do not write its inode each time.
+    private static func readEntry(_ fd: Int32, key: String, waiting: Bool, stampInterval: Int64) -> Thumbnail?? {
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .some(nil) }
         let size = Int(st.st_size)
-        guard size > 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
-        let ok = bytes.withUnsafeMutableBytes { buffer -> Bool in
+        let headSize = DiskEntry.headSize(key: key)
+        guard size > headSize else { return .some(nil) }
+        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: headSize, alignment: 8)
+        defer { head.deallocate() }
+        var blocked = false
+        let payload = [UInt8](unsafeUninitializedCapacity: size - headSize) { body, count in
+            var done = 0
             while done < size {
-                let n = Glibc.read(fd, buffer.baseAddress! + done, size - done)
+                let n: Int
+                if done == 0 {
+                    n = clinux_read_two(fd, head.baseAddress, headSize, body.baseAddress, size - headSize, waiting ? 0 : 1)
+                } else if waiting {
+                    n = done < headSize
+                        ? pread(fd, head.baseAddress! + done, headSize - done, off_t(done))
+                        : pread(fd, body.baseAddress! + (done - headSize), size - done, off_t(done))
+                } else {
+                    blocked = true   // a partial page-cache read: the rest is on disk
+                    break
+                }
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
+                // EAGAIN: not all in the page cache; EOPNOTSUPP: a file system without
+                // RWF_NOWAIT (tmpfs). Either way the blocking read decides.
+                if n < 0 && !waiting { blocked = true; break }
+                if n <= 0 { break }
                 done += n
             }
-            return true
+            count = done == size ? size - headSize : 0
         }
-        return ok ? bytes : nil
+        if blocked { return nil }
+        guard payload.count == size - headSize,
+              let thumbnail = DiskEntry.decode(head: UnsafeRawBufferPointer(head), payload: payload, key: key)
+        else { return .some(nil) }
+        let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= stampInterval { futimens(fd, nil) }
+        return .some(thumbnail)
     }
 
     private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {

@@ -28,24 +28,26 @@ enum DiskEntry {
         return out
     }
 
-    /// The thumbnail in `file`, or nil when the file is not a complete, intact entry for `key`.
-    static func decode(_ file: [UInt8], key: String) -> Thumbnail? {
-        guard file.count >= fixedHeaderSize, file.starts(with: magic) else { return nil }
-        return file.withUnsafeBytes { raw -> Thumbnail? in
-            let payloadLength = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
-            let checksum = raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian
-            guard let format = format(code: raw[24]) else { return nil }
-            let width = Int(raw.loadUnaligned(fromByteOffset: 25, as: UInt32.self).littleEndian)
-            let height = Int(raw.loadUnaligned(fromByteOffset: 29, as: UInt32.self).littleEndian)
-            let keyLength = Int(raw.loadUnaligned(fromByteOffset: 33, as: UInt16.self).littleEndian)
-            let payloadStart = fixedHeaderSize + keyLength
-            guard payloadLength <= UInt64(Int.max - payloadStart),
-                  file.count == payloadStart + Int(payloadLength),
-                  raw[fixedHeaderSize..<payloadStart].elementsEqual(key.utf8.prefix(Int(UInt16.max))) else { return nil }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[payloadStart...])
-            guard Digest.checksum(payload) == checksum else { return nil }
-            return Thumbnail(bytes: Array(payload), format: format, width: width, height: height)
-        }
+    /// Bytes before the payload in an entry for `key`: the fixed header and the key.
+    static func headSize(key: String) -> Int {
+        fixedHeaderSize + min(key.utf8.count, Int(UInt16.max))
+    }
+
+    /// The thumbnail in an entry read as `head` (its first `headSize(key:)` bytes) and
+    /// `payload` (the rest, kept as the thumbnail's bytes without a copy), or nil when they are
+    /// not a complete, intact entry for `key`.
+    static func decode(head: UnsafeRawBufferPointer, payload: [UInt8], key: String) -> Thumbnail? {
+        guard head.count == headSize(key: key), head.starts(with: magic) else { return nil }
+        let payloadLength = head.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
+        let checksum = head.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian
+        guard let format = format(code: head[24]) else { return nil }
+        let width = Int(head.loadUnaligned(fromByteOffset: 25, as: UInt32.self).littleEndian)
+        let height = Int(head.loadUnaligned(fromByteOffset: 29, as: UInt32.self).littleEndian)
+        let keyLength = Int(head.loadUnaligned(fromByteOffset: 33, as: UInt16.self).littleEndian)
+        guard fixedHeaderSize + keyLength == head.count, payloadLength == UInt64(payload.count),
+              head[fixedHeaderSize...].elementsEqual(key.utf8.prefix(Int(UInt16.max))),
+              Digest.checksum(payload) == checksum else { return nil }
+        return Thumbnail(bytes: payload, format: format, width: width, height: height)
     }
 
     private static func append<T: FixedWidthInteger>(_ out: inout [UInt8], _ value: T) {

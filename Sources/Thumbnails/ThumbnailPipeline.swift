@@ -81,11 +81,20 @@ public final class ThumbnailPipeline: Sendable {
     }
 
     /// Answers a client request. `completion` runs exactly once: synchronously on a memory hit,
-    /// otherwise later on a disk or render thread.
+    /// a disk hit from the page cache or a full render queue (503), otherwise later on a disk or
+    /// render thread.
     public func thumbnail(for request: ThumbnailRequest, completion: @escaping ThumbnailCompletion) {
         let digest = request.key.digest
         if let thumbnail = memory.value(for: digest) {
             completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .memory)))
+            return
+        }
+        // A disk entry in the page cache is served right here: no flight (reading it twice at
+        // once costs less than coordinating), no thread hop, no deadline timer.
+        let diskLookup = disk.readWithoutWaiting(request.key)
+        if case .hit(let thumbnail) = diskLookup {
+            memory.insert(thumbnail, for: digest)
+            completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
             return
         }
         enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
@@ -102,10 +111,13 @@ public final class ThumbnailPipeline: Sendable {
         }
         switch role {
         case .leader:
-            diskQueue.async { self.lookUpDisk(request) }
-            let deadline = configuration.renderDeadlineSeconds
-            if deadline > 0 {
-                diskQueue.asyncAfter(deadline: .now() + deadline) { self.expire(digest) }
+            armDeadline(digest)
+            // Absent a moment ago and still absent: render. Otherwise (not in the page cache,
+            // or written by a render that finished meanwhile) read it where blocking is fine.
+            if case .miss = diskLookup, disk.countMissIfAbsent(request.key) {
+                startRender(request)
+            } else {
+                diskQueue.async { self.lookUpDisk(request) }
             }
         case .waiter:
             renderStatistics.recordCoalesced()
@@ -128,22 +140,39 @@ public final class ThumbnailPipeline: Sendable {
         for waiter in waiters { waiter(.failure(.deadlineExceeded)) }
     }
 
-    /// The leader's second step: the disk cache, then a render.
-    private func lookUpDisk(_ request: ThumbnailRequest) {
-        let digest = request.key.digest
-        if let thumbnail = disk.read(request.key) {
-            memory.insert(thumbnail, for: digest)
-            finish(digest, with: .success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
-            removeFlight(digest)
-            return
+    /// Fails the flight's waiters with 503 if it is still unanswered after the render deadline.
+    private func armDeadline(_ digest: String) {
+        let deadline = configuration.renderDeadlineSeconds
+        if deadline > 0 {
+            diskQueue.asyncAfter(deadline: .now() + deadline) { self.expire(digest) }
         }
+    }
+
+    /// The leader's second step when the entry was not in the page cache: the disk cache (may
+    /// block), then a render.
+    private func lookUpDisk(_ request: ThumbnailRequest) {
+        if let thumbnail = disk.read(request.key) {
+            serveFromDisk(thumbnail, digest: request.key.digest)
+        } else {
+            startRender(request)
+        }
+    }
+
+    private func serveFromDisk(_ thumbnail: Thumbnail, digest: String) {
+        memory.insert(thumbnail, for: digest)
+        finish(digest, with: .success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
+        removeFlight(digest)
+    }
+
+    /// Queues the leader's render (foreground), or answers 503 when the queue is full.
+    private func startRender(_ request: ThumbnailRequest) {
         let queued = scheduler.enqueue(.foreground) {
             self.complete(request, with: self.renderNow(request, prefetch: false))
         }
         if !queued {
             renderStatistics.recordRefused()
-            finish(digest, with: .failure(.overloaded))
-            removeFlight(digest)
+            finish(request.key.digest, with: .failure(.overloaded))
+            removeFlight(request.key.digest)
         }
     }
 

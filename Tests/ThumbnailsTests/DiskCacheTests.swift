@@ -85,7 +85,8 @@ import Testing
     @Test func evictsTheLeastRecentlyReadFirstAcrossARestart() throws {
         let dir = TemporaryDirectory()
         do {
-            let cache = try DiskCache(directory: dir.path, limitBytes: 40_960)  // ten 4 KiB blocks
+            // Ten 4 KiB blocks; every hit stamps the mtime (resolution 0).
+            let cache = try DiskCache(directory: dir.path, limitBytes: 40_960, recencyResolutionSeconds: 0)
             for i in 0..<5 {  // 2 blocks each: full. Apart in time: mtimes tick in jiffies.
                 cache.write(thumbnail(8000), for: key("e\(i)"))
                 usleep(20_000)
@@ -97,6 +98,64 @@ import Testing
         #expect(cache.contains(key("e0")))
         #expect(!cache.contains(key("e1")))
         #expect(cache.statistics.evictions == 1)
+    }
+
+    @Test func aHitStampsTheMtimeOnlyWhenItIsOlderThanTheResolution() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20, recencyResolutionSeconds: 1)
+        cache.write(thumbnail(100), for: key("a"))
+        let path = try #require(FileManager.default.enumerator(atPath: dir.path + "/entries")?
+            .compactMap { $0 as? String }.first { $0.contains("/") })
+        func mtime() -> Int64 {
+            var st = stat()
+            stat(dir.path + "/entries/" + path, &st)
+            return Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+        }
+        let written = mtime()
+        #expect(cache.read(key("a")) != nil)
+        #expect(mtime() == written)   // fresh: not rewritten
+        var old = [timespec(tv_sec: time(nil) - 5, tv_nsec: 0), timespec(tv_sec: time(nil) - 5, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, dir.path + "/entries/" + path, &old, 0) == 0)
+        let backdated = mtime()
+        #expect(cache.read(key("a")) != nil)
+        #expect(mtime() > backdated + 4_000_000_000)   // 5 s old: stamped with now
+    }
+
+    @Test func aReadThatMayNotWaitServesThePageCacheAndDefersTheRest() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        let stored = thumbnail(9000)
+        cache.write(stored, for: key("warm"))
+        guard case .hit(let found) = cache.readWithoutWaiting(key("warm")) else {
+            Issue.record("a freshly written entry is in the page cache")
+            return
+        }
+        #expect(found.bytes == stored.bytes && found.width == 33 && found.height == 44 && found.format == .png)
+        guard case .miss = cache.readWithoutWaiting(key("absent")) else {
+            Issue.record("an unknown key is a miss")
+            return
+        }
+        #expect(cache.statistics.hits == 1)
+        #expect(cache.statistics.misses == 0)   // the caller counts a miss it acts on
+        #expect(cache.countMissIfAbsent(key("absent")))
+        #expect(!cache.countMissIfAbsent(key("warm")))
+        #expect(cache.statistics.misses == 1)
+        // Push the entry's pages out of the page cache: the read must not wait for the disk.
+        let path = try #require(FileManager.default.enumerator(atPath: dir.path + "/entries")?
+            .compactMap { $0 as? String }.first { $0.contains("/") })
+        let fd = open(dir.path + "/entries/" + path, O_RDONLY)
+        #expect(fsync(fd) == 0)
+        #expect(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        close(fd)
+        guard case .wouldBlock = cache.readWithoutWaiting(key("warm")) else {
+            Issue.record("an entry not in the page cache must not be read without waiting")
+            return
+        }
+        #expect(cache.statistics.hits == 1)   // nothing counted
+        #expect(cache.statistics.misses == 1)
+        #expect(cache.statistics.corrupt == 0)
+        #expect(cache.read(key("warm"))?.bytes == stored.bytes)
+        #expect(cache.statistics.hits == 2)
     }
 
     @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {

@@ -1,0 +1,59 @@
+#define _GNU_SOURCE
+#include "clinux.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+const uint32_t clinux_in = EPOLLIN, clinux_out = EPOLLOUT, clinux_err = EPOLLERR,
+               clinux_hup = EPOLLHUP, clinux_rdhup = EPOLLRDHUP;
+
+int clinux_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static int control(int epfd, int op, int fd, uint32_t events, uint64_t id) {
+    struct epoll_event event = { .events = events, .data = { .u64 = id } };
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+int clinux_add(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_ADD, fd, events, id); }
+
+int clinux_modify(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_MOD, fd, events, id); }
+
+int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event buffer[256];
+    if (capacity > 256) capacity = 256;
+    int n = epoll_wait(epfd, buffer, capacity, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        ids[i] = buffer[i].data.u64;
+        events[i] = buffer[i].events;
+    }
+    return n;
+}
+
+int clinux_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+int clinux_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    return write(fd, &one, sizeof one) == sizeof one ? 0 : -1;
+}
+
+int clinux_eventfd_drain(int fd) {
+    uint64_t value;
+    return read(fd, &value, sizeof value) == sizeof value ? 0 : -1;
+}
+
+void clinux_name_thread(const char *name) {
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = 0;
+    pthread_setname_np(pthread_self(), shortened);
+}
+
+ssize_t clinux_read_two(int fd, void *head, size_t head_length, void *body, size_t body_length, int nowait) {
+    struct iovec parts[2] = { { head, head_length }, { body, body_length } };
+    return preadv2(fd, parts, 2, 0, nowait ? RWF_NOWAIT : 0);
+}
