@@ -27,6 +27,7 @@ extension ThumbService {
             switch result {
             case .success(let result):
                 var headers = HTTPHeaders()
+                headers.reserveCapacity(6)
                 headers.add("Content-Type", result.thumbnail.format.mediaType)
                 headers.add("ETag", key.etag)
                 headers.add("Cache-Control", cacheControl)
