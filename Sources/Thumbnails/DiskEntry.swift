@@ -1,4 +1,7 @@
 import Rendering
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The on-disk form of one cached thumbnail. A fixed little-endian header, the key's canonical
 /// text, then the encoded image:
@@ -45,9 +48,21 @@ enum DiskEntry {
         let height = Int(head.loadUnaligned(fromByteOffset: 29, as: UInt32.self).littleEndian)
         let keyLength = Int(head.loadUnaligned(fromByteOffset: 33, as: UInt16.self).littleEndian)
         guard fixedHeaderSize + keyLength == head.count, payloadLength == UInt64(payload.count),
-              head[fixedHeaderSize...].elementsEqual(key.utf8.prefix(Int(UInt16.max))),
+              storedKey(in: head, equals: key),
               Digest.checksum(payload) == checksum else { return nil }
         return Thumbnail(bytes: payload, format: format, width: width, height: height)
+    }
+
+    /// Whether the key bytes after the fixed header are `key`'s UTF-8 (a `memcmp`).
+    private static func storedKey(in head: UnsafeRawBufferPointer, equals key: String) -> Bool {
+        var key = key
+        key.makeContiguousUTF8()
+        return key.utf8.withContiguousStorageIfAvailable { k -> Bool in
+            let n = min(k.count, Int(UInt16.max))
+            guard head.count - fixedHeaderSize == n else { return false }
+            guard n > 0, let stored = head.baseAddress, let wanted = k.baseAddress else { return true }
+            return memcmp(stored + fixedHeaderSize, wanted, n) == 0
+        } ?? false
     }
 
     private static func append<T: FixedWidthInteger>(_ out: inout [UInt8], _ value: T) {

@@ -2,7 +2,8 @@
 # thumbd next to its peers, on the same corpus photos, and one table of medians at the end:
 #  1. hits:     wrk -t2 -c64 -d10s rotating (Lua script) over the grid-3 thumbnails of ~20 corpus
 #               photos: thumbd memory hits, thumbd disk hits (--memory-cache-bytes 0), and nginx
-#               serving the very same thumbnail bytes as static files. Requests/s.
+#               serving the very same thumbnail bytes as static files. Requests/s, and the
+#               server's CPU time per request (from /proc/PID/stat).
 #  2. misses:   every photo in photos/ rendered once at grid 3 (393x393, centre crop, Q80), two at a
 #               time: thumbd (fresh cache, one curl process with 2 parallel transfers), thumbor
 #               (PIL engine, no storage/result storage, so every request is a real render) and
@@ -156,17 +157,22 @@ cmp -s <(curl -fs "http://127.0.0.1:$P_NGINX/thumbnails/3/${HOT[0]}") <(curl -fs
   || die "nginx and thumbd bytes differ"
 
 WRK_ERRORS=""
-run_wrk() {  # run_wrk PORT LABEL: prints requests/s
-  local out; out=$(wrk -t2 -c64 -d"${HIT_SECONDS}s" -s "$WORK/rotate.lua" "http://127.0.0.1:$1/")
+# cpu_ticks PID: user + system clock ticks of PID and its children (nginx's workers)
+cpu_ticks() { local t=0 q; for q in "$1" $(pgrep -P "$1" || true); do t=$((t + $(awk '{print $14 + $15}' "/proc/$q/stat"))); done; echo "$t"; }
+run_wrk() {  # run_wrk PORT LABEL PID: prints "requests/s server-CPU-us-per-request"
+  local out c0 c1; c0=$(cpu_ticks "$3")
+  out=$(wrk -t2 -c64 -d"${HIT_SECONDS}s" -s "$WORK/rotate.lua" "http://127.0.0.1:$1/")
+  c1=$(cpu_ticks "$3")
   grep -qE 'Non-2xx|Socket errors' <<<"$out" && WRK_ERRORS+="$2: $(grep -E 'Non-2xx|Socket errors' <<<"$out" | tr -s ' ' | tr '\n' ';') "
-  awk '/^Requests\/sec:/ {print $2}' <<<"$out"
+  awk -v ticks=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /^Requests\/sec:/ {r = $2}
+    END {printf "%s %.1f\n", r, ticks * 1e6 / hz / n}' <<<"$out"
 }
-H_MEM=() H_DISK=() H_NGINX=()
+H_MEM=() H_DISK=() H_NGINX=() C_MEM=() C_DISK=() C_NGINX=()
 for r in $(seq "$ROUNDS"); do
   echo "hits round $r/$ROUNDS..." >&2
-  H_MEM+=("$(run_wrk "$P_MEM" "thumbd memory")")
-  H_DISK+=("$(run_wrk "$P_DISK" "thumbd disk")")
-  H_NGINX+=("$(run_wrk "$P_NGINX" nginx)")
+  read -r v c < <(run_wrk "$P_MEM" "thumbd memory" "$MEM_PID"); H_MEM+=("$v"); C_MEM+=("$c")
+  read -r v c < <(run_wrk "$P_DISK" "thumbd disk" "$DISK_PID"); H_DISK+=("$v"); C_DISK+=("$c")
+  read -r v c < <(run_wrk "$P_NGINX" nginx "$NGINX_PID"); H_NGINX+=("$v"); C_NGINX+=("$c")
 done
 DISK_MEMHITS_AFTER=$(tstat "$P_DISK" memory_cache.hits)
 DISK_DISKHITS=$(tstat "$P_DISK" disk_cache.hits)
@@ -297,6 +303,7 @@ mem_row "thumbd peak RSS, stampede (max)" "$(maxof "${HWM_100[@]}")" "$lim_mib"
 mem_row "thumbd peak RSS, 1 request (max)" "$(maxof "${HWM_ONE[@]}")" "$lim_mib"
 echo
 echo "rounds (thumbd / peer): hits memory ${H_MEM[*]} | disk ${H_DISK[*]} | nginx ${H_NGINX[*]} req/s"
+echo "server CPU per hit (us, medians; less sensitive to the shared machine than req/s): thumbd memory $(median "${C_MEM[@]}"), thumbd disk $(median "${C_DISK[@]}"), nginx $(median "${C_NGINX[@]}")"
 echo "                        misses ms: thumbd ${M_THUMBD[*]} | thumbor ${M_THUMBOR[*]} | vipsthumbnail ${M_VIPS[*]}"
 echo "                        stampede ms: 100 concurrent ${S_100[*]} | single ${S_ONE[*]}; renders ${S_RENDERS[*]}"
 echo "thumbd RSS after the hit runs (current, not peak): memory-hit server $RSS_MEM; disk-hit server $RSS_DISK"

@@ -41,7 +41,7 @@ import Testing
         #expect(reopened.read(key("a.jpg", mtime: 2)) == nil)  // a replaced source is another key
     }
 
-    @Test(arguments: ["empty", "half", "flipped"])
+    @Test(arguments: ["empty", "half", "flipped", "keyByte", "otherKey"])
     func damagedEntriesAreDeletedNotServed(damage: String) throws {
         let dir = TemporaryDirectory()
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
@@ -52,6 +52,10 @@ import Testing
         switch damage {
         case "empty": bytes = []
         case "half": bytes = Array(bytes.prefix(bytes.count / 2))
+        case "keyByte": bytes[DiskEntry.fixedHeaderSize + 2] ^= 0x01
+        case "otherKey":   // an intact entry of the same length, for another key (a digest collision)
+            bytes = DiskEntry.encode(thumbnail(3000), key: key("c.jpg").canonical)
+            #expect(bytes.count == (try #require(FileManager.default.contents(atPath: path))).count)
         default: bytes[bytes.count - 10] ^= 0xff
         }
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
