@@ -28,7 +28,7 @@ extension HTTPConnection {
     }
 
     /// Writes as much of the parked response as the socket takes. True when all of it is
-    /// written; false when parked on EAGAIN (write source armed) or the connection closed.
+    /// written; false when parked on EAGAIN (waiting for EPOLLOUT) or the connection closed.
     func flush() -> Bool {
         while true {
             let headLeft = head.count - headSent
@@ -67,7 +67,7 @@ extension HTTPConnection {
             if n < 0 && e == EINTR { continue }
             if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
                 lastActivity = DispatchTime.now().uptimeNanoseconds
-                armWriteSource()
+                waitToWrite()
                 return false
             }
             close()
@@ -98,14 +98,14 @@ extension HTTPConnection {
     }
 
     /// Waits for the socket to take more of a parked write.
-    func armWriteSource() {
+    func waitToWrite() {
         if writeSuspended {
             writeSuspended = false
             updateInterest()
         }
     }
 
-    func disarmWriteSource() {
+    func stopWaitingToWrite() {
         if !writeSuspended {
             writeSuspended = true
             updateInterest()
@@ -114,9 +114,9 @@ extension HTTPConnection {
 
     /// The socket can take more of the parked response.
     func writable() {
-        guard phase == .writing else { disarmWriteSource(); return }
+        guard phase == .writing else { stopWaitingToWrite(); return }
         if flush() {
-            disarmWriteSource()
+            stopWaitingToWrite()
             responseWritten()
             if phase == .idle { drive() }
         }

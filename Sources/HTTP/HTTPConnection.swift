@@ -135,7 +135,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         }
     }
 
-    /// The read source fired: read what is there, then parse and dispatch.
+    /// The socket is readable: read what is there, then parse and dispatch.
     func readable() {
         if phase == .closed { return }
         if phase == .lingering { discardInput(); return }

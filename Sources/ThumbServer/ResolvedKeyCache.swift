@@ -14,10 +14,17 @@ import Glibc
 /// elsewhere (a symlink pointed at another file) is re-resolved within that time.
 /// Thread-safe: one `Mutex`.
 final class ResolvedKeyCache: Sendable {
-    struct Entry: Sendable {
+    /// A class, so a hit takes one reference, not a copy of the key's and asset's strings.
+    final class Entry: Sendable {
         let key: CacheKey
         let asset: ResolvedAsset
         let expires: UInt64
+
+        init(key: CacheKey, asset: ResolvedAsset, expires: UInt64) {
+            self.key = key
+            self.asset = asset
+            self.expires = expires
+        }
     }
 
     /// How long an entry is trusted, ns. `2 s`.

@@ -63,9 +63,11 @@ public struct CacheKey: Sendable, Hashable {
         let canonical = "v\(Self.pipelineVersion)|\(spec.name):\(spec.width)x\(spec.height):\(spec.fit.rawValue)"
             + "|\(format.rawValue)|q\(quality)|\(source.size)|\(source.modifiedNanoseconds)|\(assetPath)"
         self.canonical = canonical
-        self.digest = Digest.hex128(canonical.utf8)
+        let digest = Digest.hex128(canonical.utf8)
+        self.digest = digest
+        etag = "\"" + digest + "\""
     }
 
-    /// The strong ETag (RFC 9110 §8.8.3), quoted.
-    public var etag: String { "\"\(digest)\"" }
+    /// The strong ETag (RFC 9110 §8.8.3): the digest, quoted. Built once, sent on every hit.
+    public let etag: String
 }
