@@ -4,8 +4,8 @@ import Glibc
 import Dispatch
 
 /// Writing responses: head and body go to `writev` as two buffers (the body is the responder's
-/// array, never copied); on EAGAIN the rest is parked and resumed when epoll reports the socket
-/// writable (asked for only while something is parked).
+/// array, never copied), then a file part with `sendfile(2)`; on EAGAIN the rest is parked and
+/// resumed when epoll reports the socket writable (asked for only while something is parked).
 extension HTTPConnection {
     /// Serializes `response` for the in-flight request and starts writing it. On return the
     /// phase is `.idle` (written, keep going), `.writing` (parked), `.lingering` or `.closed`.
@@ -20,8 +20,10 @@ extension HTTPConnection {
                                          dateLine: context.dateCache.currentLine())
         let sendsBody = !request.isHead && !HTTPStatus.hasNoContent(response.status)
         body = sendsBody ? response.body : []
+        file = sendsBody ? response.file : nil
         headSent = 0
         bodySent = 0
+        fileSent = 0
         responseStatus = response.status
         if context.server.configuration.onExchange != nil { responseHeaders = response.headers }
         if flush() { responseWritten() }
@@ -33,7 +35,7 @@ extension HTTPConnection {
         while true {
             let headLeft = head.count - headSent
             let bodyLeft = body.count - bodySent
-            if headLeft == 0 && bodyLeft == 0 { return true }
+            if headLeft == 0 && bodyLeft == 0 { return flushFile() }
             let n = head.withUnsafeBytes { h in
                 body.withUnsafeBytes { b in
                     var iov = (iovec(), iovec())
@@ -50,7 +52,12 @@ extension HTTPConnection {
                                                   iov_len: bodyLeft)
                             count += 1
                         }
-                        return writev(fd, v.baseAddress, count)
+                        // With a file part to follow, MSG_MORE lets the kernel put the head in
+                        // the same segment as the file's first bytes (nginx's tcp_nopush).
+                        var message = msghdr()
+                        message.msg_iov = v.baseAddress
+                        message.msg_iovlen = Int(count)
+                        return sendmsg(fd, &message, file == nil ? 0 : Int32(MSG_MORE))
                     }
                 }
             }
@@ -75,18 +82,44 @@ extension HTTPConnection {
         }
     }
 
+    /// Sends the file part with `sendfile(2)`. True when all of it is sent (or there is none);
+    /// false when parked on EAGAIN or the connection closed (an error, or the file ended early:
+    /// the client must not take a short body for the whole).
+    func flushFile() -> Bool {
+        guard let region = file else { return true }
+        while fileSent < region.count {
+            var offset = off_t(region.offset + fileSent)
+            let n = sendfile(fd, region.fd, &offset, region.count - fileSent)
+            if n > 0 {
+                fileSent += n
+                continue
+            }
+            let e = errno
+            if n < 0 && e == EINTR { continue }
+            if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
+                lastActivity = DispatchTime.now().uptimeNanoseconds
+                waitToWrite()
+                return false
+            }
+            close()
+            return false
+        }
+        return true
+    }
+
     /// The whole response is with the kernel: report it, then keep the connection, linger or close.
     func responseWritten() {
         let now = DispatchTime.now().uptimeNanoseconds
         if let onExchange = context.server.configuration.onExchange, let request = inFlight {
             onExchange(HTTPExchangeRecord(method: request.method, target: request.target,
-                                          status: responseStatus, bodyBytes: body.count,
+                                          status: responseStatus, bodyBytes: body.count + (file?.count ?? 0),
                                           durationNanoseconds: now &- request.parsedAt,
                                           responseHeaders: responseHeaders))
             responseHeaders = HTTPHeaders()
         }
         inFlight = nil
         body = []
+        file = nil
         lastActivity = now
         if lingerAfterResponse {
             startLingering()

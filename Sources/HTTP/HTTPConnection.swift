@@ -62,6 +62,9 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     // The response being written: `head` is reused from response to response.
     var head: [UInt8] = []
     var body: [UInt8] = []
+    /// The response's file part, sent after `body`; `fileSent` bytes of it so far.
+    var file: HTTPFileRegion?
+    var fileSent = 0
     var headSent = 0
     var bodySent = 0
     var responseStatus = 0
@@ -190,6 +193,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         readSuspended = true
         writeSuspended = true
         body = []
+        file = nil
         inFlight = nil
         syncResponse = nil
         _ = Glibc.close(fd)

@@ -111,8 +111,8 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// A response to serialize. The server adds `Content-Length` (from `body.count`), `Date` and,
-/// when it will close the connection, `Connection: close`; the responder must not set them.
+/// A response to serialize. The server adds `Content-Length` (from `contentLength`), `Date`
+/// and, when it will close the connection, `Connection: close`; the responder must not set them.
 /// For a `HEAD` request the server sends the headers of this response and no body bytes.
 public struct HTTPResponse: Sendable {
     /// The status code, 100...599 (RFC 9110 §15).
@@ -120,11 +120,37 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes. Shared, not copied, when the same array is handed to many responses.
     public var body: [UInt8]
+    /// A body sent from a file with `sendfile(2)` after `body` (no copy through user space).
+    public var file: HTTPFileRegion?
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], file: HTTPFileRegion? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.file = file
+    }
+
+    /// Body bytes in all: `body`, then `file`'s.
+    public var contentLength: Int { body.count + (file?.count ?? 0) }
+}
+
+/// Bytes of an open file to send as (the end of) a response body. The region does not own the
+/// descriptor: `owner` keeps it open until the response is written (or the connection closes).
+/// Should the file turn out shorter than `count` while it is sent, the connection is closed,
+/// so the client sees a short body, never a wrong one.
+public struct HTTPFileRegion: Sendable {
+    public let fd: Int32
+    /// Where the bytes start in the file, bytes.
+    public let offset: Int
+    /// How many bytes, from `offset`.
+    public let count: Int
+    public let owner: any AnyObject & Sendable
+
+    public init(fd: Int32, offset: Int, count: Int, owner: any AnyObject & Sendable) {
+        self.fd = fd
+        self.offset = offset
+        self.count = count
+        self.owner = owner
     }
 }
 

@@ -28,7 +28,7 @@ enum HTTPResponseSerializer {
         }
         if !HTTPStatus.hasNoContent(status) {
             head.append(contentsOf: "Content-Length: ".utf8)
-            appendDecimal(&head, response.body.count)
+            appendDecimal(&head, response.contentLength)
             head.append(0x0D)
             head.append(0x0A)
         }

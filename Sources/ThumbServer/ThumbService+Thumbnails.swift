@@ -23,7 +23,7 @@ extension ThumbService {
             headers.add("Vary", "Accept")
             return completion(HTTPResponse(status: 304, headers: headers))
         }
-        pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath)) { result in
+        pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath), acceptsFile: true) { result in
             switch result {
             case .success(let result):
                 var headers = HTTPHeaders()
@@ -36,7 +36,12 @@ extension ThumbService {
                 if let ms = result.renderMilliseconds, result.tier == .miss {
                     headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
                 }
-                completion(HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes))
+                if let entry = result.file {
+                    let region = HTTPFileRegion(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
+                    completion(HTTPResponse(status: 200, headers: headers, file: region))
+                } else {
+                    completion(HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes))
+                }
             case .failure(let error):
                 completion(Self.apiError(for: error).response)
             }

@@ -42,6 +42,8 @@ public final class DiskCache: Sendable {
 
     private struct Index {
         var lru = LRUList<Void>()
+        /// Entries checked and kept open for `openWithoutWaiting`, with what their path showed.
+        var open: [String: (entry: OpenDiskEntry, stamp: FileStamp)] = [:]
         /// Bytes reserved by writes in progress, counted against the limit.
         var reserved = 0
         var writeErrors = 0
@@ -177,12 +179,92 @@ public final class DiskCache: Sendable {
             if fd >= 0 { unlink(path) }
             index.withLock { state in
                 state.lru.hits -= 1
+                state.open[key.digest] = nil
                 if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
                 if countingMisses { state.lru.misses += 1 }
             }
             return .miss
         }
         return .hit(thumbnail)
+    }
+
+    /// What `openWithoutWaiting` found.
+    public enum OpenLookup: Sendable {
+        case hit(OpenDiskEntry)
+        case miss
+        /// As `Lookup.wouldBlock`: nothing counted or changed.
+        case wouldBlock
+    }
+
+    /// Open entries kept at most (descriptors); the table is emptied when it fills. `256`.
+    public static let openEntryLimit = 256
+
+    /// A hit as an open, checked entry to send from (for when the memory tier will not keep
+    /// it): the first hit reads and checks the file like `readWithoutWaiting` (page cache only)
+    /// and keeps it open; later hits cost one `stat` of its path, which must show the same file.
+    /// Counts hits, not misses (as `readWithoutWaiting`). A descriptor shortage is `.wouldBlock`.
+    public func openWithoutWaiting(_ key: CacheKey) -> OpenLookup {
+        let digest = key.digest
+        enum Known { case no, yes((entry: OpenDiskEntry, stamp: FileStamp)?) }
+        let known = index.withLock { state -> Known in
+            guard state.lru.touch(digest) != nil else { return .no }
+            state.lru.hits += 1
+            return .yes(state.open[digest])
+        }
+        guard case .yes(let cached) = known else { return .miss }
+        let path = path(for: digest)
+        var st = stat()
+        if let cached, stat(path, &st) == 0, FileStamp(st) == cached.stamp {
+            stampRecency(cached.entry, digest: digest, modified: cached.stamp.modified)
+            return .hit(cached.entry)
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let missing = errno == ENOENT
+            index.withLock { state in
+                state.lru.hits -= 1
+                state.open[digest] = nil
+                if missing { state.lru.remove(digest) }
+            }
+            return missing ? .miss : .wouldBlock
+        }
+        guard let found = Self.readEntry(fd, key: key.canonical, waiting: false,
+                                         stampInterval: recencyResolutionNanoseconds) else {
+            close(fd)
+            index.withLock { $0.lru.hits -= 1 }
+            return .wouldBlock
+        }
+        guard let thumbnail = found, fstat(fd, &st) == 0 else {
+            close(fd)
+            unlink(path)
+            index.withLock { state in
+                state.lru.hits -= 1
+                state.open[digest] = nil
+                if state.lru.remove(digest) != nil { state.corrupt += 1 }
+            }
+            return .miss
+        }
+        let entry = OpenDiskEntry(fd: fd, payloadOffset: Int(st.st_size) - thumbnail.bytes.count,
+                                  payloadLength: thumbnail.bytes.count, format: thumbnail.format,
+                                  width: thumbnail.width, height: thumbnail.height)
+        index.withLock { state in
+            if state.open.count >= Self.openEntryLimit { state.open.removeAll(keepingCapacity: true) }
+            state.open[digest] = (entry, FileStamp(st))
+        }
+        return .hit(entry)
+    }
+
+    /// Stamps an open entry's mtime with now when it is older than the recency resolution (the
+    /// LRU order after a restart), and records the new stamp so the next hit still matches.
+    private func stampRecency(_ entry: OpenDiskEntry, digest: String, modified: Int64) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        guard Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= recencyResolutionNanoseconds else { return }
+        var st = stat()
+        guard futimens(entry.fd, nil) == 0, fstat(entry.fd, &st) == 0 else { return }
+        index.withLock { state in
+            if state.open[digest]?.entry === entry { state.open[digest]?.stamp = FileStamp(st) }
+        }
     }
 
     /// True when an entry for `key` is indexed (no I/O, no counting).
@@ -207,6 +289,8 @@ public final class DiskCache: Sendable {
                 state.lru.evictions += 1
                 victims.append(oldest)
             }
+            state.open[digest] = nil
+            for victim in victims { state.open[victim] = nil }
             state.reserved += cost
             state.nextTemporary += 1
             return (victims, "\(getpid())-\(state.nextTemporary).tmp")

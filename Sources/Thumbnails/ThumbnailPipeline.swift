@@ -24,10 +24,21 @@ public struct ThumbnailRequest: Sendable {
 
 /// A thumbnail and how it was obtained.
 public struct ThumbnailResult: Sendable {
+    /// The thumbnail; its `bytes` are empty when `file` holds them.
     public var thumbnail: Thumbnail
     public var tier: CacheTier
     /// Render time of the render this request waited for, ms; nil for hits.
     public var renderMilliseconds: Double?
+    /// A disk hit given as the open entry to send the bytes from (only to callers that accept
+    /// files, and only when the memory tier keeps nothing).
+    public var file: OpenDiskEntry?
+
+    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil, file: OpenDiskEntry? = nil) {
+        self.thumbnail = thumbnail
+        self.tier = tier
+        self.renderMilliseconds = renderMilliseconds
+        self.file = file
+    }
 }
 
 /// Why no thumbnail could be given.
@@ -83,7 +94,10 @@ public final class ThumbnailPipeline: Sendable {
     /// Answers a client request. `completion` runs exactly once: synchronously on a memory hit,
     /// a disk hit from the page cache or a full render queue (503), otherwise later on a disk or
     /// render thread.
-    public func thumbnail(for request: ThumbnailRequest, completion: @escaping ThumbnailCompletion) {
+    /// `acceptsFile`: the caller can send a disk hit from an open file (`ThumbnailResult.file`);
+    /// it gets one when the memory tier is off, so the bytes need not pass through memory.
+    public func thumbnail(for request: ThumbnailRequest, acceptsFile: Bool = false,
+                          completion: @escaping ThumbnailCompletion) {
         let digest = request.key.digest
         if let thumbnail = memory.value(for: digest) {
             completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .memory)))
@@ -91,7 +105,19 @@ public final class ThumbnailPipeline: Sendable {
         }
         // A disk entry in the page cache is served right here: no flight (reading it twice at
         // once costs less than coordinating), no thread hop, no deadline timer.
-        let diskLookup = disk.readWithoutWaiting(request.key)
+        let diskLookup: DiskCache.Lookup
+        if acceptsFile && memory.limitBytes == 0 {
+            switch disk.openWithoutWaiting(request.key) {
+            case .hit(let entry):
+                let thumbnail = Thumbnail(bytes: [], format: entry.format, width: entry.width, height: entry.height)
+                completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: entry)))
+                return
+            case .miss: diskLookup = .miss
+            case .wouldBlock: diskLookup = .wouldBlock
+            }
+        } else {
+            diskLookup = disk.readWithoutWaiting(request.key)
+        }
         if case .hit(let thumbnail) = diskLookup {
             memory.insert(thumbnail, for: digest)
             completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))

@@ -50,6 +50,41 @@ struct HTTPServerLoadTests {
         #expect(records.first?.bodyBytes == TestResponder.big.count)
     }
 
+    @Test func aFileBodyGoesOutWithSendfileIntactToASlowReader() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try s.client(receiveBufferBytes: 16 * 1024)
+        try c.send(get("/file") + "HEAD /file HTTP/1.1\r\nHost: t\r\n\r\n" + get("/after"))
+        usleep(200_000)  // let the server fill the socket buffers and park on EAGAIN mid-file
+        let expected = Array("file:".utf8) + TestFile.shared.bytes[100...]
+        let head = try c.readResponse(bodyless: true)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == String(expected.count))
+        var body = try c.readBytes(128 * 1024, chunk: 4096, pauseMicroseconds: 200)
+        body += try c.readBytes(expected.count - body.count, chunk: 65536)
+        #expect(body == expected)
+        let headOnly = try c.readResponse(bodyless: true)
+        #expect(headOnly.header("Content-Length") == String(expected.count))
+        #expect(try c.readResponse().text == "hello /after")   // nothing of the file after the HEAD
+        let records = s.log.wait(for: 3)
+        #expect(records.first?.bodyBytes == expected.count)
+    }
+
+    @Test func aFileShorterThanItsRegionClosesTheConnection() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try s.client()
+        try c.send(get("/file-short"))
+        let head = try c.readResponse(bodyless: true)
+        #expect(head.header("Content-Length") == String(TestFile.shared.bytes.count + 1000))
+        let body = try c.readBytes(TestFile.shared.bytes.count, chunk: 65536)
+        #expect(body == TestFile.shared.bytes)
+        #expect(try c.isClosedByServer())   // never a short body taken for the whole
+        let next = try s.client()
+        try next.send(get("/still-alive"))
+        #expect(try next.readResponse().text == "hello /still-alive")
+    }
+
     @Test func clientHangingUpMidResponseDoesNotHurtTheServer() throws {
         let s = try RunningServer()
         defer { s.stop() }

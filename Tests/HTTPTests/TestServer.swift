@@ -9,6 +9,8 @@ import Synchronization
 /// - `/echo`: the request body back;
 /// - `/never`: never answered;
 /// - `/not-modified`: 304 with an ETag;
+/// - `/file`: body `"file:"`, then `TestFile.shared`'s bytes from offset 100 (a file region);
+/// - `/file-short`: a file region 1,000 bytes longer than the file holds;
 /// - anything else: `hello <target>`.
 struct TestResponder: HTTPResponder {
     static let big: [UInt8] = {
@@ -35,12 +37,34 @@ struct TestResponder: HTTPResponder {
             completion(HTTPResponse(status: 200, headers: headers, body: request.body))
         case "/never":
             break
+        case "/file":
+            let f = TestFile.shared
+            completion(HTTPResponse(status: 200, headers: headers, body: Array("file:".utf8),
+                                    file: HTTPFileRegion(fd: f.fd, offset: 100, count: f.bytes.count - 100, owner: f)))
+        case "/file-short":
+            let f = TestFile.shared
+            completion(HTTPResponse(status: 200, headers: headers,
+                                    file: HTTPFileRegion(fd: f.fd, offset: 0, count: f.bytes.count + 1000, owner: f)))
         case "/not-modified":
             headers.add("ETag", "\"abc\"")
             completion(HTTPResponse(status: 304, headers: headers, body: Array("ignored".utf8)))
         default:
             completion(HTTPResponse(status: 200, headers: headers, body: Array("hello \(request.target)".utf8)))
         }
+    }
+}
+
+/// A 3 MiB temporary file (byte i is `(i * 7) % 256`), open for the life of the test process.
+final class TestFile: Sendable {
+    static let shared = TestFile()
+    let bytes: [UInt8] = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+    let fd: Int32
+
+    private init() {
+        let path = NSTemporaryDirectory() + "thumbd-http-file-\(UUID().uuidString)"
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        fd = open(path, O_RDONLY)
+        unlink(path)   // the descriptor keeps it
     }
 }
 

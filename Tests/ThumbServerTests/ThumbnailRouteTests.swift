@@ -127,7 +127,9 @@ import Testing
         #expect(try server.get("/thumbnails/5/gone.jpg").status == 404)
     }
 
-    @Test(arguments: ["empty", "half"])
+    /// With the memory tier off, disk hits are sent from the open entry file (sendfile); a
+    /// damaged entry, even one changed in place behind the open descriptor, is never served.
+    @Test(arguments: ["empty", "half", "flippedInPlace"])
     func aDamagedDiskEntryIsRenderedAgain(damage: String) throws {
         let server = try ServerHarness { $0.memoryCacheBytes = 0 }  // every repeat goes to disk
         let target = "/thumbnails/3/\(landscape)"
@@ -136,8 +138,24 @@ import Testing
         let entry = server.cacheDirectory + "/entries/\(digest.prefix(2))/\(digest)"
         try waitForFile(entry)   // the disk write follows the response
         let stored = try #require(FileManager.default.contents(atPath: entry))
-        #expect(try server.get(target).header("X-Cache") == "HIT-DISK")
-        FileManager.default.createFile(atPath: entry, contents: damage == "empty" ? Data() : stored.prefix(stored.count / 2))
+        for _ in 0..<2 {   // the first hit opens and checks the entry, the second reuses it
+            let hit = try server.get(target)
+            #expect(hit.header("X-Cache") == "HIT-DISK")
+            #expect(hit.bodyDigest == original.bodyDigest)
+            #expect(hit.header("Content-Length") == original.header("Content-Length"))
+        }
+        let head = try server.get(target, method: "HEAD")
+        #expect(head.header("Content-Length") == original.header("Content-Length"))
+        #expect(head.body.isEmpty)
+        switch damage {
+        case "flippedInPlace":   // same inode, same size: one byte of the image changed
+            let handle = try #require(FileHandle(forUpdatingAtPath: entry))
+            try handle.seek(toOffset: UInt64(stored.count - 100))
+            try handle.write(contentsOf: Data([stored[stored.count - 100] ^ 0xff]))
+            try handle.close()
+        default:
+            FileManager.default.createFile(atPath: entry, contents: damage == "empty" ? Data() : stored.prefix(stored.count / 2))
+        }
         let again = try server.get(target)
         #expect(again.status == 200)
         #expect(again.header("X-Cache") == "MISS")

@@ -162,6 +162,48 @@ import Testing
         #expect(cache.statistics.hits == 2)
     }
 
+    /// The bytes an open entry stands for, read back through its descriptor.
+    func payload(_ entry: OpenDiskEntry) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: entry.payloadLength)
+        let n = pread(entry.fd, &bytes, entry.payloadLength, off_t(entry.payloadOffset))
+        return n == entry.payloadLength ? bytes : []
+    }
+
+    @Test func anOpenEntryIsCheckedOnceReusedAndDroppedWhenRewritten() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        let first = thumbnail(9000, fill: 1)
+        cache.write(first, for: key("o"))
+        guard case .hit(let opened) = cache.openWithoutWaiting(key("o")) else {
+            Issue.record("a written entry opens")
+            return
+        }
+        #expect(payload(opened) == first.bytes)
+        #expect(opened.width == 33 && opened.height == 44 && opened.format == .png)
+        guard case .hit(let again) = cache.openWithoutWaiting(key("o")) else {
+            Issue.record("a second hit opens too")
+            return
+        }
+        #expect(again === opened)   // no re-open, no re-check
+        #expect(cache.statistics.hits == 2)
+
+        let second = thumbnail(7000, fill: 2)
+        cache.write(second, for: key("o"))   // renamed over the old file
+        guard case .hit(let reopened) = cache.openWithoutWaiting(key("o")) else {
+            Issue.record("a rewritten entry opens")
+            return
+        }
+        #expect(reopened !== opened)
+        #expect(payload(reopened) == second.bytes)
+        #expect(payload(opened) == first.bytes)   // a response still sending the old one is unharmed
+
+        guard case .miss = cache.openWithoutWaiting(key("absent")) else {
+            Issue.record("an unknown key is a miss")
+            return
+        }
+        #expect(cache.statistics.misses == 0)   // counted by the caller that acts on it
+    }
+
     @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {
         let dir = TemporaryDirectory()
         dir.write("tmp/123-4.tmp", [1, 2, 3])
