@@ -16,16 +16,21 @@ extension ThumbService {
             return completion(error.response)
         }
         let cacheControl = configuration.cacheControl
-        if EntityTag.noneMatchHits(request.headers.values("If-None-Match"), etag: key.etag) {
+        @Sendable func notModified() -> HTTPResponse {
             var headers = HTTPHeaders()
             headers.add("ETag", key.etag)
             headers.add("Cache-Control", cacheControl)
             headers.add("Vary", "Accept")
-            return completion(HTTPResponse(status: 304, headers: headers))
+            return HTTPResponse(status: 304, headers: headers)
         }
+        let precondition = request.headers.contains("If-None-Match")
+            ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
+        // The ETag itself is only ever sent with a 200 for this very key: answer at once.
+        if case .tag = precondition { return completion(notModified()) }
         pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath), acceptsFile: true) { result in
             switch result {
             case .success(let result):
+                if case .any = precondition { return completion(notModified()) }
                 var headers = HTTPHeaders()
                 headers.reserveCapacity(6)
                 headers.add("Content-Type", result.thumbnail.format.mediaType)

@@ -163,7 +163,7 @@ public final class DiskCache: Sendable {
         }
         guard known else { return .miss }
         let path = path(for: key.digest)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
         var thumbnail: Thumbnail?
         if fd >= 0 {
             guard let found = Self.readEntry(fd, key: key.canonical, waiting: waiting,
@@ -218,7 +218,7 @@ public final class DiskCache: Sendable {
             stampRecency(cached.entry, digest: digest, modified: cached.stamp.modified)
             return .hit(cached.entry)
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
         if fd < 0 {
             let missing = errno == ENOENT
             index.withLock { state in

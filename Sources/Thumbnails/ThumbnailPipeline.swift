@@ -74,12 +74,24 @@ public final class ThumbnailPipeline: Sendable {
 
     /// A lookup in progress for one key, and the requests waiting on it.
     struct Flight {
-        var waiters: [ThumbnailCompletion]
+        /// Tells this flight from a later one for the same key (a deadline timer belongs to one).
+        let id: UInt64
+        var waiters: [Waiter]
         /// Set once the outcome is known; joiners after that get it at once.
         var outcome: Result<ThumbnailResult, ThumbnailError>?
         /// Whether a client waits on it (its render then goes to memory as well as disk).
         var foreground: Bool
+        /// When the armed deadline timer fires (uptime ns); nil when none is armed.
+        var timerDeadline: UInt64?
     }
+
+    /// A client waiting on a flight, and when it stops waiting (uptime ns; `.max`: never).
+    struct Waiter {
+        let completion: ThumbnailCompletion
+        let deadline: UInt64
+    }
+
+    private let nextFlightID = Atomic<UInt64>(1)
 
     /// Opens the disk cache and starts the render workers.
     /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
@@ -124,20 +136,26 @@ public final class ThumbnailPipeline: Sendable {
             return
         }
         enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
+        let waiter = Waiter(completion: completion, deadline: waitingDeadline())
+        var timer: (id: UInt64, at: UInt64)?
         let role = flights.withLock { flights -> Role in
             guard var flight = flights[digest] else {
-                flights[digest] = Flight(waiters: [completion], foreground: true)
+                let id = nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue
+                var flight = Flight(id: id, waiters: [waiter], foreground: true)
+                timer = Self.armIfNeeded(&flight, for: waiter)
+                flights[digest] = flight
                 return .leader
             }
             if let outcome = flight.outcome { return .done(outcome) }
-            flight.waiters.append(completion)
+            flight.waiters.append(waiter)
             flight.foreground = true
+            timer = Self.armIfNeeded(&flight, for: waiter)
             flights[digest] = flight
             return .waiter
         }
+        if let timer { scheduleExpiry(digest, flight: timer.id, at: timer.at) }
         switch role {
         case .leader:
-            armDeadline(digest)
             // Absent a moment ago and still absent: render. Otherwise (not in the page cache,
             // or written by a render that finished meanwhile) read it where blocking is fine.
             if case .miss = diskLookup, disk.countMissIfAbsent(request.key) {
@@ -153,25 +171,45 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// Fails the waiters of a flight still unanswered at its deadline. The flight stays, so the
-    /// render (when it ends) still stores its result; requests meanwhile join it afresh.
-    private func expire(_ digest: String) {
-        let waiters = flights.withLock { flights -> [ThumbnailCompletion] in
-            guard var flight = flights[digest], flight.outcome == nil else { return [] }
-            let waiters = flight.waiters
-            flight.waiters = []
-            flights[digest] = flight
-            return waiters
-        }
-        for waiter in waiters { waiter(.failure(.deadlineExceeded)) }
+    /// When a client that starts waiting now stops waiting (uptime ns): `renderDeadlineSeconds`
+    /// from now, or never when that is 0.
+    private func waitingDeadline() -> UInt64 {
+        let seconds = configuration.renderDeadlineSeconds
+        guard seconds > 0 else { return .max }
+        return DispatchTime.now().uptimeNanoseconds &+ UInt64(min(seconds, 1e6) * 1e9)
     }
 
-    /// Fails the flight's waiters with 503 if it is still unanswered after the render deadline.
-    private func armDeadline(_ digest: String) {
-        let deadline = configuration.renderDeadlineSeconds
-        if deadline > 0 {
-            diskQueue.asyncAfter(deadline: .now() + deadline) { self.expire(digest) }
+    /// With the flights lock held: arms the flight's timer for `waiter` unless one is armed
+    /// (it re-arms itself for later waiters when it fires). Returns what to schedule.
+    private static func armIfNeeded(_ flight: inout Flight, for waiter: Waiter) -> (id: UInt64, at: UInt64)? {
+        guard flight.timerDeadline == nil, waiter.deadline != .max else { return nil }
+        flight.timerDeadline = waiter.deadline
+        return (flight.id, waiter.deadline)
+    }
+
+    private func scheduleExpiry(_ digest: String, flight id: UInt64, at deadline: UInt64) {
+        diskQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { self.expire(digest, flight: id) }
+    }
+
+    /// Fails, with 503, the waiters of flight `id` whose own deadline has passed; each client
+    /// gets its full `renderDeadlineSeconds` from when it started waiting. The flight stays, so
+    /// the render (when it ends) still stores its result; requests meanwhile join it afresh. A
+    /// timer for a flight that has ended does nothing.
+    private func expire(_ digest: String, flight id: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        var next: UInt64?
+        let expired = flights.withLock { flights -> [Waiter] in
+            guard var flight = flights[digest], flight.id == id, flight.outcome == nil else { return [] }
+            let expired = flight.waiters.filter { $0.deadline <= now }
+            flight.waiters.removeAll { $0.deadline <= now }
+            let earliest = flight.waiters.map(\.deadline).min()
+            flight.timerDeadline = earliest == .max ? nil : earliest
+            next = flight.timerDeadline
+            flights[digest] = flight
+            return expired
         }
+        if let next { scheduleExpiry(digest, flight: id, at: next) }
+        for waiter in expired { waiter.completion(.failure(.deadlineExceeded)) }
     }
 
     /// The leader's second step when the entry was not in the page cache: the disk cache (may
@@ -210,7 +248,8 @@ public final class ThumbnailPipeline: Sendable {
         if memory.contains(digest) || disk.contains(request.key) { return .skipped }
         let lead = flights.withLock { flights -> Bool in
             guard flights[digest] == nil else { return false }
-            flights[digest] = Flight(waiters: [], foreground: false)
+            flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                     waiters: [], foreground: false)
             return true
         }
         guard lead else { return .done }  // a client's lookup of this key is under way and will store it
@@ -263,7 +302,7 @@ public final class ThumbnailPipeline: Sendable {
     func finish(_ digest: String, with outcome: Result<ThumbnailResult, ThumbnailError>) {
         let waiters = flights.withLock { flights -> [ThumbnailCompletion] in
             guard var flight = flights[digest] else { return [] }
-            let waiters = flight.waiters
+            let waiters = flight.waiters.map(\.completion)
             flight.waiters = []
             // Failures are not remembered: the next request tries again.
             if case .success = outcome { flight.outcome = outcome; flights[digest] = flight } else { flights[digest] = nil }

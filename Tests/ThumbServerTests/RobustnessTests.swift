@@ -50,6 +50,24 @@ import Testing
         #expect(try server.stat("renders", "total") == 1)
     }
 
+    /// A render's deadline timer belongs to its own flight: when nothing can be cached (here the
+    /// disk limit is one block and memory is off), every request renders again, and a timer left
+    /// from an earlier render must not fail the request rendering when it fires.
+    @Test func anEarlierRendersDeadlineDoesNotFailALaterRequest() throws {
+        let server = try ServerHarness {
+            $0.memoryCacheBytes = 0
+            $0.diskCacheBytes = 4096
+            $0.renderTimeoutSeconds = 1.5
+        }
+        let target = "/thumbnails/1/Landscape_1.jpg?format=png"   // renders in well under 1.5 s
+        let started = Date()
+        var statuses: [Int] = []
+        while Date().timeIntervalSince(started) < 4 { statuses.append(try server.get(target).status) }
+        #expect(statuses.count >= 3)
+        #expect(statuses.allSatisfy { $0 == 200 }, "statuses: \(statuses)")
+        #expect(try server.stat("renders", "total") == statuses.count)
+    }
+
     @Test func aSourceOverTheByteLimitIs422() throws {
         let server = try ServerHarness { $0.maxSourceBytes = 100_000 }   // Landscape_1 is 347,327 bytes
         let big = try server.get("/thumbnails/3/Landscape_1.jpg")

@@ -80,6 +80,21 @@ import Testing
         #expect(try server.get(target, headers: ["If-None-Match": "\"nope\""]).status == 200)
     }
 
+    /// `*` means "any current representation": a source that cannot be rendered has none, so its
+    /// error is sent, not a 304 (RFC 9110 §13.2.1: preconditions are ignored when the response
+    /// would not be 2xx). A first request with `*` renders, then answers 304.
+    @Test func ifNoneMatchStarIs304OnlyForAThumbnailThatExists() throws {
+        let server = try ServerHarness(library: Paths.packageRoot + "/Tests/Fixtures")
+        let broken = try server.get("/thumbnails/3/broken/empty.jpg", headers: ["If-None-Match": "*"])
+        #expect(broken.status == 415)
+        let rendersBefore = try server.stat("renders", "total")
+        let fresh = try server.get("/thumbnails/3/photos/\(landscape)", headers: ["If-None-Match": "*"])
+        #expect(fresh.status == 304)
+        #expect(fresh.body.isEmpty)
+        #expect(try server.stat("renders", "total") == rendersBefore + 1)
+        #expect(try server.get("/thumbnails/3/photos/\(landscape)").header("X-Cache") == "HIT-MEMORY")
+    }
+
     @Test func twentyConcurrentMissesRunOneRender() throws {
         let server = try ServerHarness()
         let bodies = LockedArray<[UInt8]>()

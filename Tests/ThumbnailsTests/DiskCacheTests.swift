@@ -204,6 +204,25 @@ import Testing
         #expect(cache.statistics.misses == 0)   // counted by the caller that acts on it
     }
 
+    @Test func aFifoPlantedAtAnEntryPathIsDroppedWithoutBlocking() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        for (name, read) in [("r", { (k: CacheKey) in cache.read(k) != nil }),
+                             ("w", { (k: CacheKey) in if case .hit = cache.readWithoutWaiting(k) { true } else { false } }),
+                             ("o", { (k: CacheKey) in if case .hit = cache.openWithoutWaiting(k) { true } else { false } })] {
+            cache.write(thumbnail(500), for: key(name))
+            let path = cache.path(for: key(name).digest)
+            unlink(path)
+            #expect(mkfifo(path, 0o644) == 0)
+            let started = Date()
+            #expect(!read(key(name)))   // open(2) on a FIFO without O_NONBLOCK waits for a writer
+            #expect(Date().timeIntervalSince(started) < 1)
+            #expect(!FileManager.default.fileExists(atPath: path))
+        }
+        #expect(cache.statistics.corrupt == 3)
+        #expect(cache.statistics.entries == 0)
+    }
+
     @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {
         let dir = TemporaryDirectory()
         dir.write("tmp/123-4.tmp", [1, 2, 3])
