@@ -30,9 +30,16 @@ extension HTTPConnection {
     func waitForMoreInput() {
         if peerClosed { close(); return }
         if parser.takeContinueExpectation() {
-            // An interim response on an idle socket: 25 bytes always fit the empty send buffer.
+            // An interim response (RFC 9110 §15.2.1). No response is in flight, but an earlier one
+            // may still fill the send buffer: if the 25 bytes do not all go, skip the interim
+            // when none went (the client sends the body anyway after a wait, RFC 9110 §10.1.1),
+            // and close when some went, since a torn status line cannot be mended.
             let interim = "HTTP/1.1 100 Continue\r\n\r\n"
-            _ = interim.utf8.withContiguousStorageIfAvailable { write(fd, $0.baseAddress, $0.count) }
+            let n = interim.utf8.withContiguousStorageIfAvailable { send(fd, $0.baseAddress, $0.count, 0) } ?? -1
+            if n > 0 && n < interim.utf8.count {
+                close()
+                return
+            }
         }
         if parser.isMidRequest {
             if requestStartedAt == 0 { requestStartedAt = DispatchTime.now().uptimeNanoseconds }

@@ -10,7 +10,10 @@ final class AccessLog: Sendable {
         let tier = exchange.responseHeaders["X-Cache"] ?? "-"
         let ms = Double(exchange.durationNanoseconds) / 1e6
         queue.async {
-            let line = "\(Date().ISO8601Format()) \(exchange.method) \(exchange.target) \(exchange.status) "
+            // A request that did not parse (400, 408, 431...) has no method or target: "-".
+            let method = exchange.method.isEmpty ? "-" : exchange.method
+            let target = exchange.target.isEmpty ? "-" : exchange.target
+            let line = "\(Date().ISO8601Format()) \(method) \(target) \(exchange.status) "
                 + "\(exchange.bodyBytes) \(tier) \(String(format: "%.2f", ms))ms\n"
             var bytes = Array(line.utf8)
             _ = bytes.withUnsafeMutableBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }

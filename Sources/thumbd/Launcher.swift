@@ -53,7 +53,8 @@ enum Launcher {
             } catch {
                 fail(error.description)
             }
-            FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(config.host):\(port)/ "
+            let host = config.host.contains(":") ? "[\(config.host)]" : config.host   // IPv6 (RFC 3986 §3.2.2)
+            FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(host):\(port)/ "
                   + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
         }
     }

@@ -50,6 +50,12 @@ import Testing
         }
     }
 
+    @Test func anOutOfRangeNumberSaysTheRange() {
+        #expect { try ConfigLoader.load(arguments: ["--library", "/p", "--port", "70000"], environment: [:]) } throws: { error in
+            (error as? ConfigError)?.description.contains("--port 70000 is not a valid integer from 0 to 65535 for port") == true
+        }
+    }
+
     @Test(arguments: [#"{"port": true}"#, #"{"port": 1.5}"#, #"{"webp": 1}"#, #"{"grids": []}"#,
                       #"{"grids": [{"name": "a", "width": 0, "height": 1, "fit": "cover"}]}"#,
                       #"{"grids": [{"name": "a", "width": 1, "height": 1, "fit": "stretch"}]}"#, #"[1]"#])

@@ -149,6 +149,7 @@ import Testing
         _ = try TestClient.get(port: server.port, "/thumbnails/5/Landscape_1.jpg")
         _ = try TestClient.get(port: server.port, "/thumbnails/5/Landscape_1.jpg")
         _ = try TestClient.get(port: server.port, "/nope")
+        _ = try? TestClient.exchange(port: server.port, Array("BAD\r\n\r\n".utf8))   // no method, no target
         usleep(200_000)
         kill(server.process.processIdentifier, SIGTERM)
         let text = server.firstLine + String(decoding: server.output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -160,6 +161,7 @@ import Testing
         #expect(lines.dropFirst().first?.contains(" HIT-MEMORY ") == true)
         #expect(lines.last?.contains("GET /nope 404 ") == true)
         #expect(lines.allSatisfy { $0.hasSuffix("ms") })
+        #expect(text.split(separator: "\n").contains { $0.contains("Z - - 400 ") })
     }
 
     @Test func runningOutOfFileDescriptorsIsNotACrash() throws {

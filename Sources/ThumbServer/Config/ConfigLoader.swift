@@ -119,8 +119,8 @@ public enum ConfigLoader {
     private static func describe(_ option: ConfigOption) -> String {
         switch option.kind {
         case .string: "string for \(option.key)"
-        case .integer: "integer for \(option.key) (\(option.help))"
-        case .number: "number for \(option.key) (\(option.help))"
+        case .integer: "integer from \(option.bounds) for \(option.key) (\(option.help))"
+        case .number: "number from \(option.bounds) for \(option.key) (\(option.help))"
         case .boolean: "boolean (true/false) for \(option.key)"
         }
     }

@@ -8,6 +8,8 @@ struct ConfigOption: Sendable {
     let help: String
     let get: @Sendable (Config) -> String
     let set: @Sendable (inout Config, String) -> Bool
+    /// The allowed values of a number, as text ("0 to 65535"); empty for other kinds.
+    var bounds = ""
 
     var environmentName: String { "THUMBD_" + key.uppercased() }
     var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
@@ -24,7 +26,7 @@ struct ConfigOption: Sendable {
                          guard let value = Int(text), range.contains(value) else { return false }
                          config[keyPath: path] = value
                          return true
-                     })
+                     }, bounds: "\(range.lowerBound) to \(range.upperBound)")
     }
 
     static func number(_ key: String, _ path: WritableKeyPath<Config, Double> & Sendable, _ help: String,
@@ -34,7 +36,7 @@ struct ConfigOption: Sendable {
                          guard let value = Double(text), range.contains(value) else { return false }
                          config[keyPath: path] = value
                          return true
-                     })
+                     }, bounds: "\(range.lowerBound) to \(range.upperBound)")
     }
 
     static func boolean(_ key: String, _ path: WritableKeyPath<Config, Bool> & Sendable, _ help: String) -> ConfigOption {
