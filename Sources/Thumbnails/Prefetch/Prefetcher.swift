@@ -71,17 +71,20 @@ public final class Prefetcher: Sendable {
         state.withLock { $0.jobs[id] }
     }
 
-    /// Stops job `id`: its queued items are dropped and counted `cancelled`. A job that had
-    /// already finished is returned unchanged. Nil when there is no such job.
+    /// Stops job `id`: its queued items are dropped and counted `cancelled`, and so are the
+    /// items rendering at that moment (their renders finish and are cached, but the job's counts
+    /// are final: API.md's "final state"). A job that had already finished is returned
+    /// unchanged. Nil when there is no such job.
     public func cancel(_ id: Int) -> PrefetchJob? {
         guard state.withLock({ $0.jobs[id] }) != nil else { return nil }
         let dropped = pipeline.scheduler.cancel(group: id)
         return state.withLock { s in
             guard var job = s.jobs[id] else { return nil }
             if job.state == .running {
-                job.cancelled += dropped
+                let inFlight = max(0, job.outstanding - dropped)
+                job.cancelled += dropped + inFlight
                 job.state = .cancelled
-                s.totals.cancelled += dropped
+                s.totals.cancelled += dropped + inFlight
                 s.jobs[id] = job
             }
             return job
@@ -100,9 +103,10 @@ public final class Prefetcher: Sendable {
         return totals
     }
 
+    /// Counts an item's outcome; nothing for a job already cancelled (it counted the item).
     private func record(_ outcome: WarmOutcome, job id: Int) {
         state.withLock { s in
-            guard var job = s.jobs[id] else { return }
+            guard var job = s.jobs[id], job.state == .running else { return }
             switch outcome {
             case .skipped: job.skipped += 1; s.totals.skipped += 1
             case .done: job.done += 1; s.totals.done += 1
