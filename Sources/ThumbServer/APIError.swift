@@ -24,6 +24,12 @@ public struct APIError: Error, Sendable, Equatable {
         APIError(status: 405, code: "method_not_allowed", message: "this resource allows \(allow)", headers: ["Allow": allow])
     }
 
+    /// 503 while a fresh library index is still in its first scan: a listing or a range
+    /// prefetch would silently miss photos not yet read.
+    public static let indexBuilding = APIError(
+        status: 503, code: "index_building",
+        message: "the library is being indexed for the first time; retry shortly", headers: ["Retry-After": "1"])
+
     /// The JSON response: `{"error": code, "message": message}` with `Cache-Control: no-store`
     /// and no ETag, plus `headers`.
     public var response: HTTPResponse {

@@ -27,6 +27,7 @@ extension ThumbService {
         guard let limit = integer("limit", default: 100, range: 0...Self.maxListingLimit) else {
             return APIError.badRequest("limit must be a whole number from 0 to \(Self.maxListingLimit)").response
         }
+        guard index.isComplete else { return APIError.indexBuilding.response }
         let page = index.listing(order: order, offset: offset, limit: limit)
         var body = "{\"total\":\(page.total),\"offset\":\(offset),\"items\":["
         body.reserveCapacity(64 + page.items.count * 160)

@@ -47,6 +47,7 @@ extension ThumbService {
         case .paths(let list):
             paths = list
         case .range(let order, let start, let end):
+            guard index.isComplete else { return APIError.indexBuilding.response }
             paths = index.listing(order: order, offset: start, limit: end - start).items.map {
                 $0.path.split(separator: "/").map(String.init)
             }

@@ -79,6 +79,38 @@ import Testing
         #expect(try server.get("/thumbnails/5/Landscape_1.jpg").header("X-Cache") == "MISS")  // JPEG is another entry
     }
 
+    /// A fresh index is not listed while its first scan runs: a partial listing (or a range
+    /// prefetch over one) would silently miss photos. 503 with Retry-After until it is whole.
+    @Test func aFreshIndexAnswers503UntilItsFirstScanEnds() throws {
+        // 4,000 hard links to one photo: a first scan long enough to be caught in the act.
+        let root = NSTemporaryDirectory() + "thumbd-links-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/link-0000.jpg")
+        for i in 1..<4000 { #expect(link(root + "/link-0000.jpg", root + String(format: "/link-%04d.jpg", i)) == 0) }
+        let server = try ServerHarness(library: root)
+        var sawBuilding = false
+        var listed: Int?
+        while listed == nil {
+            let listing = try server.get("/assets?limit=0")
+            let prefetch = try post(server, #"{"grid": "5", "start": 0, "end": 10}"#)
+            for response in [listing, prefetch] where response.status == 503 {
+                #expect(response.json["error"] as? String == "index_building")
+                #expect(response.header("Retry-After") == "1")
+                sawBuilding = true
+            }
+            if listing.status == 200 {
+                listed = listing.json["total"] as? Int ?? -1   // the first 200 must be the whole library
+            } else {
+                #expect(listing.status == 503)
+                usleep(5_000)
+            }
+        }
+        #expect(listed == 4000)   // never a partial total
+        #expect(try post(server, #"{"grid": "5", "start": 0, "end": 10}"#).status == 202)
+        #expect(sawBuilding, "the first scan ended before the first request: the test proved nothing")
+    }
+
     @Test func cancellingMidJobDropsQueuedItemsAndStopsRendering() throws {
         let library = try CopiesLibrary(count: 80)
         let server = try ServerHarness(library: library.root)

@@ -42,6 +42,8 @@ public final class LibraryIndex: Sendable {
     private let database: Mutex<SQLiteDatabase>
     private let scanLock = Mutex(())
     private let skippedDirectory: String?
+    /// Whether records from an earlier run were loaded at open.
+    private let loadedEarlierRecords: Bool
     private let watchQueue = DispatchQueue(label: "thumbd.library-index", qos: .utility)
 
     /// Opens the index database at `databasePath` and loads what it holds (no scan yet).
@@ -65,6 +67,7 @@ public final class LibraryIndex: Sendable {
             loaded = State()
         }
         Self.sort(&loaded)
+        loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         database = Mutex(db)
     }
@@ -128,6 +131,10 @@ public final class LibraryIndex: Sendable {
 
     /// Scans finished since this index was opened (the first one makes a fresh index complete).
     public var completedScans: Int { state.withLock { $0.completedScans } }
+
+    /// Whether listings are whole: false for a fresh index until its first scan ends; an index
+    /// loaded from an earlier run is whole at once (rescans then keep it current).
+    public var isComplete: Bool { loadedEarlierRecords || completedScans > 0 }
 
     /// Brings the index up to date with the disk, reading only new or changed headers.
     @discardableResult
