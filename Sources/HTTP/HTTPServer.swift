@@ -8,7 +8,9 @@ import Synchronization
 /// on its own queue, which hands each accepted connection, round robin, to one of
 /// `queueCount` workers; each worker is one thread running an epoll event loop
 /// (`HTTPEventLoop`) for its connections. No thread per connection; no worker ever blocks on a
-/// socket or on the responder's slow work.
+/// socket. The responder runs on the worker and must hand slow work elsewhere (thumbd reads
+/// disk-cache entries there only when they are in the page cache; renders and cold reads go to
+/// other threads).
 ///
 /// The server and its workers reference each other until `shutdown` completes: keep the server
 /// for the life of the process, or shut it down to release it (the workers' threads end).
