@@ -95,7 +95,7 @@ public final class DiskCache: Sendable {
                 var st = stat()
                 guard Self.isDigest(name), name.hasPrefix(shard), lstat(path, &st) == 0,
                       (st.st_mode & S_IFMT) == S_IFREG else {
-                    unlink(path)
+                    Self.removeEntryFile(path)
                     continue
                 }
                 found.append((name, Self.blocks(Int(st.st_size)),
@@ -176,7 +176,7 @@ public final class DiskCache: Sendable {
             close(fd)
         }
         guard let thumbnail else {
-            if fd >= 0 { unlink(path) }
+            if fd >= 0 { Self.removeEntryFile(path) }
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[key.digest] = nil
@@ -228,15 +228,19 @@ public final class DiskCache: Sendable {
             }
             return missing ? .miss : .wouldBlock
         }
-        guard let found = Self.readEntry(fd, key: key.canonical, waiting: false,
-                                         stampInterval: recencyResolutionNanoseconds) else {
+        // The file's identity before and after the check must agree, or a write that landed
+        // during the check would be recorded as the checked state. No mtime stamp here (that
+        // would change the identity): an entry due one is stamped and checked again next hit.
+        var before = stat()
+        let stable = fstat(fd, &before) == 0
+        guard let found = Self.readEntry(fd, key: key.canonical, waiting: false, stampInterval: .max) else {
             close(fd)
             index.withLock { $0.lru.hits -= 1 }
             return .wouldBlock
         }
-        guard let thumbnail = found, fstat(fd, &st) == 0 else {
+        guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
             close(fd)
-            unlink(path)
+            Self.removeEntryFile(path)
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[digest] = nil
@@ -247,24 +251,36 @@ public final class DiskCache: Sendable {
         let entry = OpenDiskEntry(fd: fd, payloadOffset: Int(st.st_size) - thumbnail.bytes.count,
                                   payloadLength: thumbnail.bytes.count, format: thumbnail.format,
                                   width: thumbnail.width, height: thumbnail.height)
-        index.withLock { state in
-            if state.open.count >= Self.openEntryLimit { state.open.removeAll(keepingCapacity: true) }
-            state.open[digest] = (entry, FileStamp(st))
+        let stamp = FileStamp(st)
+        guard stamp == FileStamp(before) else {
+            // Written to while checked: what the file holds now is unchecked. Let the blocking
+            // path read and check it again (and serve the bytes it checked).
+            index.withLock { $0.lru.hits -= 1 }
+            return .wouldBlock   // `entry` closes the descriptor
+        }
+        if !stampRecency(entry, digest: digest, modified: stamp.modified) {
+            index.withLock { state in
+                if state.open.count >= Self.openEntryLimit { state.open.removeAll(keepingCapacity: true) }
+                state.open[digest] = (entry, stamp)
+            }
         }
         return .hit(entry)
     }
 
     /// Stamps an open entry's mtime with now when it is older than the recency resolution (the
-    /// LRU order after a restart), and records the new stamp so the next hit still matches.
-    private func stampRecency(_ entry: OpenDiskEntry, digest: String, modified: Int64) {
+    /// LRU order after a restart), and then drops it from the open table: its identity changed,
+    /// and a write that lands between the stamp and a new `fstat` must not pass as checked, so
+    /// the next hit checks it again (at most once per resolution per entry). True if stamped.
+    @discardableResult
+    private func stampRecency(_ entry: OpenDiskEntry, digest: String, modified: Int64) -> Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        guard Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= recencyResolutionNanoseconds else { return }
-        var st = stat()
-        guard futimens(entry.fd, nil) == 0, fstat(entry.fd, &st) == 0 else { return }
+        guard Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= recencyResolutionNanoseconds else { return false }
+        _ = futimens(entry.fd, nil)
         index.withLock { state in
-            if state.open[digest]?.entry === entry { state.open[digest]?.stamp = FileStamp(st) }
+            if state.open[digest]?.entry === entry { state.open[digest] = nil }
         }
+        return true
     }
 
     /// True when an entry for `key` is indexed (no I/O, no counting).
@@ -379,8 +395,18 @@ public final class DiskCache: Sendable {
         return .some(thumbnail)
     }
 
+    /// Removes what sits at an entry path: a file, or anything planted there (a directory would
+    /// otherwise make every later write of that key fail).
+    static func removeEntryFile(_ path: String) {
+        if unlink(path) != 0 && (errno == EISDIR || errno == EPERM) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
     private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Read-only: thumbd never writes an entry in place (a write goes to tmp/ and is renamed),
+        // and a hit may be sent from the file with sendfile while it sits in a socket buffer.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         guard fd >= 0 else { return false }
         var done = 0
         let ok = bytes.withUnsafeBytes { buffer -> Bool in

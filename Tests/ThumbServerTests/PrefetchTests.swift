@@ -111,6 +111,30 @@ import Testing
         #expect(sawBuilding, "the first scan ended before the first request: the test proved nothing")
     }
 
+    /// A stop-all that lands while a large job is still queuing its items must leave nothing
+    /// of it queued.
+    @Test func aStopAllRacingALargeStartLeavesNothingQueued() throws {
+        let root = NSTemporaryDirectory() + "thumbd-race-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/p-0000.jpg")
+        for i in 1..<3000 { #expect(link(root + "/p-0000.jpg", root + String(format: "/p-%04d.jpg", i)) == 0) }
+        let server = try ServerHarness(library: root)
+        server.thumbd.service.index.rescan()
+        for _ in 0..<3 {
+            let stopping = DispatchGroup()
+            stopping.enter()
+            Thread {
+                for _ in 0..<40 { _ = try? server.get("/prefetch", method: "DELETE"); usleep(500) }
+                stopping.leave()
+            }.start()
+            _ = try post(server, #"{"grid": "5", "start": 0, "end": 3000}"#)
+            stopping.wait()
+            _ = try server.get("/prefetch", method: "DELETE")
+            #expect(try server.stat("prefetch", "queued") == 0)
+        }
+    }
+
     @Test func cancellingMidJobDropsQueuedItemsAndStopsRendering() throws {
         let library = try CopiesLibrary(count: 80)
         let server = try ServerHarness(library: library.root)

@@ -147,19 +147,27 @@ import Testing
         // Push the entry's pages out of the page cache: the read must not wait for the disk.
         let path = try #require(FileManager.default.enumerator(atPath: dir.path + "/entries")?
             .compactMap { $0 as? String }.first { $0.contains("/") })
-        let fd = open(dir.path + "/entries/" + path, O_RDONLY)
-        #expect(fsync(fd) == 0)
-        #expect(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
-        close(fd)
-        guard case .wouldBlock = cache.readWithoutWaiting(key("warm")) else {
-            Issue.record("an entry not in the page cache must not be read without waiting")
-            return
+        // The kernel may keep freshly written pages a while (per-CPU LRU batches) under load:
+        // ask again until they are gone; each read that still finds them counts a hit.
+        var extraHits = 0
+        var deferred = false
+        for _ in 0..<50 where !deferred {
+            let fd = open(dir.path + "/entries/" + path, O_RDONLY)
+            #expect(fsync(fd) == 0)
+            #expect(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
+            close(fd)
+            switch cache.readWithoutWaiting(key("warm")) {
+            case .wouldBlock: deferred = true
+            case .hit: extraHits += 1; usleep(20_000)
+            case .miss: Issue.record("a stored entry is never a miss")
+            }
         }
-        #expect(cache.statistics.hits == 1)   // nothing counted
+        #expect(deferred, "an entry not in the page cache must not be read without waiting")
+        #expect(cache.statistics.hits == 1 + extraHits)   // nothing counted for the deferred read
         #expect(cache.statistics.misses == 1)
         #expect(cache.statistics.corrupt == 0)
         #expect(cache.read(key("warm"))?.bytes == stored.bytes)
-        #expect(cache.statistics.hits == 2)
+        #expect(cache.statistics.hits == 2 + extraHits)
     }
 
     /// The bytes an open entry stands for, read back through its descriptor.
@@ -221,6 +229,29 @@ import Testing
         }
         #expect(cache.statistics.corrupt == 3)
         #expect(cache.statistics.entries == 0)
+    }
+
+    @Test func aDirectoryPlantedAtAnEntryPathIsRemovedSoTheKeyCanBeStoredAgain() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        cache.write(thumbnail(500), for: key("d"))
+        let path = cache.path(for: key("d").digest)
+        unlink(path)
+        try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+        #expect(cache.read(key("d")) == nil)
+        #expect(cache.statistics.corrupt == 1)
+        #expect(cache.write(thumbnail(600), for: key("d")))
+        #expect(cache.read(key("d"))?.bytes == thumbnail(600).bytes)
+        #expect(cache.statistics.writeErrors == 0)
+    }
+
+    @Test func entriesAreWrittenReadOnly() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        cache.write(thumbnail(500), for: key("ro"))
+        var st = stat()
+        #expect(stat(cache.path(for: key("ro").digest), &st) == 0)
+        #expect(st.st_mode & 0o777 == 0o444)
     }
 
     @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {

@@ -63,6 +63,11 @@ public final class Prefetcher: Sendable {
                 record(outcome, job: job.id)
             }
         }
+        // A stop that came while the items were being queued counted them all cancelled but
+        // could only drop those queued by then: drop the rest now.
+        if state.withLock({ $0.jobs[job.id]?.state }) == .cancelled {
+            _ = pipeline.scheduler.cancel(group: job.id)
+        }
         return job
     }
 
