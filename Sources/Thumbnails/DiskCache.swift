@@ -196,6 +196,10 @@ public final class DiskCache: Sendable {
         case wouldBlock
     }
 
+    /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
+    /// write into the file at the worst moment). Nil in the server.
+    let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
+
     /// Open entries kept at most (descriptors); the table is emptied when it fills. `256`.
     public static let openEntryLimit = 256
 
@@ -238,6 +242,7 @@ public final class DiskCache: Sendable {
             index.withLock { $0.lru.hits -= 1 }
             return .wouldBlock
         }
+        afterCheckForTesting.withLock { $0 }?(path)
         guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
             close(fd)
             Self.removeEntryFile(path)

@@ -254,6 +254,32 @@ import Testing
         #expect(st.st_mode & 0o777 == 0o444)
     }
 
+    @Test func anEntryWrittenToWhileItIsCheckedIsNotKeptAsChecked() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        cache.write(thumbnail(9000), for: key("raced"))
+        cache.afterCheckForTesting.withLock {
+            $0 = { path in   // another process writes into the file just after the check read it
+                chmod(path, 0o644)
+                let fd = open(path, O_WRONLY)
+                var zeros = [UInt8](repeating: 0, count: 100)
+                _ = pwrite(fd, &zeros, zeros.count, 200)
+                close(fd)
+            }
+        }
+        guard case .wouldBlock = cache.openWithoutWaiting(key("raced")) else {
+            Issue.record("a file that changed during its check must not be sent from")
+            return
+        }
+        cache.afterCheckForTesting.withLock { $0 = nil }
+        guard case .miss = cache.openWithoutWaiting(key("raced")) else {   // checked again: corrupt
+            Issue.record("the changed file is checked again and refused")
+            return
+        }
+        #expect(cache.statistics.corrupt == 1)
+        #expect(cache.statistics.hits == 0)
+    }
+
     @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {
         let dir = TemporaryDirectory()
         dir.write("tmp/123-4.tmp", [1, 2, 3])
