@@ -1,4 +1,3 @@
-import CLinux
 import Foundation
 import Rendering
 import Synchronization
@@ -40,7 +39,7 @@ public final class DiskCache: Sendable {
         public let description: String
     }
 
-    private struct Index {
+    struct Index {
         var lru = LRUList<Void>()
         /// Entries checked and kept open for `openWithoutWaiting`, with what their path showed.
         var open: [String: (entry: OpenDiskEntry, stamp: FileStamp)] = [:]
@@ -60,7 +59,11 @@ public final class DiskCache: Sendable {
     public let recencyResolutionNanoseconds: Int64
     private let entriesDirectory: String
     private let temporaryDirectory: String
-    private let index: Mutex<Index>
+    let index: Mutex<Index>
+
+    /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
+    /// write into the file at the worst moment). Nil in the server.
+    let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     /// Opens (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
@@ -188,106 +191,6 @@ public final class DiskCache: Sendable {
         return .hit(thumbnail)
     }
 
-    /// What `openWithoutWaiting` found.
-    public enum OpenLookup: Sendable {
-        case hit(OpenDiskEntry)
-        case miss
-        /// As `Lookup.wouldBlock`: nothing counted or changed.
-        case wouldBlock
-    }
-
-    /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
-    /// write into the file at the worst moment). Nil in the server.
-    let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
-
-    /// Open entries kept at most (descriptors); the table is emptied when it fills. `256`.
-    public static let openEntryLimit = 256
-
-    /// A hit as an open, checked entry to send from (for when the memory tier will not keep
-    /// it): the first hit reads and checks the file like `readWithoutWaiting` (page cache only)
-    /// and keeps it open; later hits cost one `stat` of its path, which must show the same file.
-    /// Counts hits, not misses (as `readWithoutWaiting`). A descriptor shortage is `.wouldBlock`.
-    public func openWithoutWaiting(_ key: CacheKey) -> OpenLookup {
-        let digest = key.digest
-        enum Known { case no, yes((entry: OpenDiskEntry, stamp: FileStamp)?) }
-        let known = index.withLock { state -> Known in
-            guard state.lru.touch(digest) != nil else { return .no }
-            state.lru.hits += 1
-            return .yes(state.open[digest])
-        }
-        guard case .yes(let cached) = known else { return .miss }
-        let path = path(for: digest)
-        var st = stat()
-        if let cached, stat(path, &st) == 0, FileStamp(st) == cached.stamp {
-            stampRecency(cached.entry, digest: digest, modified: cached.stamp.modified)
-            return .hit(cached.entry)
-        }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
-        if fd < 0 {
-            let missing = errno == ENOENT
-            index.withLock { state in
-                state.lru.hits -= 1
-                state.open[digest] = nil
-                if missing { state.lru.remove(digest) }
-            }
-            return missing ? .miss : .wouldBlock
-        }
-        // The file's identity before and after the check must agree, or a write that landed
-        // during the check would be recorded as the checked state. No mtime stamp here (that
-        // would change the identity): an entry due one is stamped and checked again next hit.
-        var before = stat()
-        let stable = fstat(fd, &before) == 0
-        guard let found = Self.readEntry(fd, key: key.canonical, waiting: false, stampInterval: .max) else {
-            close(fd)
-            index.withLock { $0.lru.hits -= 1 }
-            return .wouldBlock
-        }
-        afterCheckForTesting.withLock { $0 }?(path)
-        guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
-            close(fd)
-            Self.removeEntryFile(path)
-            index.withLock { state in
-                state.lru.hits -= 1
-                state.open[digest] = nil
-                if state.lru.remove(digest) != nil { state.corrupt += 1 }
-            }
-            return .miss
-        }
-        let entry = OpenDiskEntry(fd: fd, payloadOffset: Int(st.st_size) - thumbnail.bytes.count,
-                                  payloadLength: thumbnail.bytes.count, format: thumbnail.format,
-                                  width: thumbnail.width, height: thumbnail.height)
-        let stamp = FileStamp(st)
-        guard stamp == FileStamp(before) else {
-            // Written to while checked: what the file holds now is unchecked. Let the blocking
-            // path read and check it again (and serve the bytes it checked).
-            index.withLock { $0.lru.hits -= 1 }
-            return .wouldBlock   // `entry` closes the descriptor
-        }
-        if !stampRecency(entry, digest: digest, modified: stamp.modified) {
-            index.withLock { state in
-                if state.open.count >= Self.openEntryLimit { state.open.removeAll(keepingCapacity: true) }
-                state.open[digest] = (entry, stamp)
-            }
-        }
-        return .hit(entry)
-    }
-
-    /// Stamps an open entry's mtime with now when it is older than the recency resolution (the
-    /// LRU order after a restart), and then drops it from the open table: its identity changed,
-    /// and a write that lands between the stamp and a new `fstat` must not pass as checked, so
-    /// the next hit checks it again (at most once per resolution per entry). True if stamped.
-    @discardableResult
-    private func stampRecency(_ entry: OpenDiskEntry, digest: String, modified: Int64) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        guard Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= recencyResolutionNanoseconds else { return false }
-        _ = futimens(entry.fd, nil)
-        index.withLock { state in
-            if state.open[digest]?.entry === entry { state.open[digest] = nil }
-        }
-        return true
-    }
-
     /// True when an entry for `key` is indexed (no I/O, no counting).
     public func contains(_ key: CacheKey) -> Bool {
         index.withLock { $0.lru.peek(key.digest) != nil }
@@ -350,54 +253,6 @@ public final class DiskCache: Sendable {
 
     private static func isDigest(_ name: String) -> Bool {
         name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-    }
-
-    /// Reads and checks the entry open at `fd`: head and payload in one `preadv2`, the payload
-    /// straight into the thumbnail's own array. `.some(nil)` for a file that is not an intact
-    /// entry; nil when `waiting` is false and the bytes are not all in the page cache.
-    /// A good entry's mtime is stamped with now (the LRU order after a restart) when it is more
-    /// than `stampInterval` ns old, so steady hits on one entry do not write its inode each time.
-    private static func readEntry(_ fd: Int32, key: String, waiting: Bool, stampInterval: Int64) -> Thumbnail?? {
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return .some(nil) }
-        let size = Int(st.st_size)
-        let headSize = DiskEntry.headSize(key: key)
-        guard size > headSize else { return .some(nil) }
-        let head = UnsafeMutableRawBufferPointer.allocate(byteCount: headSize, alignment: 8)
-        defer { head.deallocate() }
-        var blocked = false
-        let payload = [UInt8](unsafeUninitializedCapacity: size - headSize) { body, count in
-            var done = 0
-            while done < size {
-                let n: Int
-                if done == 0 {
-                    n = clinux_read_two(fd, head.baseAddress, headSize, body.baseAddress, size - headSize, waiting ? 0 : 1)
-                } else if waiting {
-                    n = done < headSize
-                        ? pread(fd, head.baseAddress! + done, headSize - done, off_t(done))
-                        : pread(fd, body.baseAddress! + (done - headSize), size - done, off_t(done))
-                } else {
-                    blocked = true   // a partial page-cache read: the rest is on disk
-                    break
-                }
-                if n < 0 && errno == EINTR { continue }
-                // EAGAIN: not all in the page cache; EOPNOTSUPP: a file system without
-                // RWF_NOWAIT (tmpfs). Either way the blocking read decides.
-                if n < 0 && !waiting { blocked = true; break }
-                if n <= 0 { break }
-                done += n
-            }
-            count = done == size ? size - headSize : 0
-        }
-        if blocked { return nil }
-        guard payload.count == size - headSize,
-              let thumbnail = DiskEntry.decode(head: UnsafeRawBufferPointer(head), payload: payload, key: key)
-        else { return .some(nil) }
-        let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= stampInterval { futimens(fd, nil) }
-        return .some(thumbnail)
     }
 
     /// Removes what sits at an entry path: a file, or anything planted there (a directory would

@@ -33,6 +33,7 @@ public struct ThumbnailResult: Sendable {
     /// files, and only when the memory tier keeps nothing).
     public var file: OpenDiskEntry?
 
+    /// `renderMilliseconds` only for a miss; `file` only for a disk hit sent from its entry file.
     public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil, file: OpenDiskEntry? = nil) {
         self.thumbnail = thumbnail
         self.tier = tier
