@@ -70,16 +70,23 @@ extension HTTPConnection {
                 }
                 continue
             }
-            let e = errno
-            if n < 0 && e == EINTR { continue }
-            if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
-                lastActivity = DispatchTime.now().uptimeNanoseconds
-                waitToWrite()
-                return false
-            }
-            close()
+            if retriesAfterFailedWrite(n) { continue }
             return false
         }
+    }
+
+    /// After a write that sent nothing (`n` ≤ 0): true to try again (EINTR); otherwise parks
+    /// the rest until the socket is writable (EAGAIN) or closes the connection, and is false.
+    func retriesAfterFailedWrite(_ n: Int) -> Bool {
+        let e = errno
+        if n < 0 && e == EINTR { return true }
+        if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
+            lastActivity = DispatchTime.now().uptimeNanoseconds
+            waitToWrite()
+        } else {
+            close()
+        }
+        return false
     }
 
     /// Sends the file part with `sendfile(2)`. True when all of it is sent (or there is none);
@@ -94,14 +101,7 @@ extension HTTPConnection {
                 fileSent += n
                 continue
             }
-            let e = errno
-            if n < 0 && e == EINTR { continue }
-            if n < 0 && (e == EAGAIN || e == EWOULDBLOCK) {
-                lastActivity = DispatchTime.now().uptimeNanoseconds
-                waitToWrite()
-                return false
-            }
-            close()
+            if retriesAfterFailedWrite(n) { continue }
             return false
         }
         return true

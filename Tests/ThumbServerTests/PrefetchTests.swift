@@ -17,6 +17,20 @@ import Testing
         deinit { try? FileManager.default.removeItem(atPath: root) }
     }
 
+    /// `count` hard links to one fixture photo: a large library made in milliseconds.
+    final class LinksLibrary {
+        let root = NSTemporaryDirectory() + "thumbd-links-\(UUID().uuidString)"
+        init(count: Int) throws {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            let first = root + "/link-0000.jpg"
+            try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: first)
+            for i in 1..<count where link(first, root + String(format: "/link-%04d.jpg", i)) != 0 {
+                throw POSIXError(.EIO)
+            }
+        }
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+    }
+
     func post(_ server: ServerHarness, _ body: String) throws -> TestResponse {
         let request = "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
@@ -82,13 +96,8 @@ import Testing
     /// A fresh index is not listed while its first scan runs: a partial listing (or a range
     /// prefetch over one) would silently miss photos. 503 with Retry-After until it is whole.
     @Test func aFreshIndexAnswers503UntilItsFirstScanEnds() throws {
-        // 4,000 hard links to one photo: a first scan long enough to be caught in the act.
-        let root = NSTemporaryDirectory() + "thumbd-links-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/link-0000.jpg")
-        for i in 1..<4000 { #expect(link(root + "/link-0000.jpg", root + String(format: "/link-%04d.jpg", i)) == 0) }
-        let server = try ServerHarness(library: root)
+        let library = try LinksLibrary(count: 4000)   // a first scan long enough to be caught in the act
+        let server = try ServerHarness(library: library.root)
         var sawBuilding = false
         var listed: Int?
         while listed == nil {
@@ -114,12 +123,8 @@ import Testing
     /// A stop-all that lands while a large job is still queuing its items must leave nothing
     /// of it queued.
     @Test func aStopAllRacingALargeStartLeavesNothingQueued() throws {
-        let root = NSTemporaryDirectory() + "thumbd-race-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/p-0000.jpg")
-        for i in 1..<3000 { #expect(link(root + "/p-0000.jpg", root + String(format: "/p-%04d.jpg", i)) == 0) }
-        let server = try ServerHarness(library: root)
+        let library = try LinksLibrary(count: 3000)
+        let server = try ServerHarness(library: library.root)
         server.thumbd.service.index.rescan()
         for _ in 0..<3 {
             let stopping = DispatchGroup()
