@@ -86,16 +86,37 @@ extension HTTPConnection {
 
     /// HTTP/1.1 keeps the connection unless `Connection: close`; HTTP/1.0 closes it unless
     /// `Connection: keep-alive` (RFC 9112 §9.3).
+    /// Scans the `Connection` values' bytes (no `Character` walk, no allocation: a browser
+    /// sends `Connection: keep-alive` with every request).
     static func wantsKeepAlive(_ request: HTTPRequest) -> Bool {
         let http11 = request.version.minor >= 1
+        let wanted: StaticString = http11 ? "close" : "keep-alive"
         for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Connection") {
-            for token in field.value.split(separator: ",") {
-                let t = token.trimmingSpaces
-                if http11 && t.utf8.count == 5 && HTTPHeaders.namesEqual(String(t), "close") { return false }
-                if !http11 && t.utf8.count == 10 && HTTPHeaders.namesEqual(String(t), "keep-alive") { return true }
-            }
+            var value = field.value
+            value.makeContiguousUTF8()
+            let named = value.utf8.withContiguousStorageIfAvailable { hasToken($0, wanted) } ?? false
+            if named { return !http11 }
         }
         return http11
+    }
+
+    /// Whether a comma-separated list (RFC 9110 §5.6.1) holds `token`, ASCII case-insensitive.
+    static func hasToken(_ list: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
+        var start = 0
+        while start <= list.count {
+            var end = start
+            while end < list.count && list[end] != UInt8(ascii: ",") { end += 1 }
+            var s = start, e = end
+            while s < e && (list[s] == 0x20 || list[s] == 0x09) { s += 1 }
+            while e > s && (list[e - 1] == 0x20 || list[e - 1] == 0x09) { e -= 1 }
+            if e - s == token.utf8CodeUnitCount {
+                var same = true
+                for i in 0..<(e - s) where HTTPByteClass.lowercase(list[s + i]) != token.utf8Start[i] { same = false; break }
+                if same { return true }
+            }
+            start = end + 1
+        }
+        return false
     }
 
     /// Answers a parse error or timeout with the JSON error body, then closes (lingering).
@@ -104,15 +125,5 @@ extension HTTPConnection {
                             parsedAt: DispatchTime.now().uptimeNanoseconds)
         lingerAfterResponse = true
         startWrite(HTTPErrorResponse.make(status: error.status, code: error.code, message: error.message))
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs.
-    var trimmingSpaces: Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
-        return s
     }
 }
