@@ -16,21 +16,14 @@ extension ThumbService {
             return completion(error.response)
         }
         let cacheControl = configuration.cacheControl
-        @Sendable func notModified() -> HTTPResponse {
-            var headers = HTTPHeaders()
-            headers.add("ETag", key.etag)
-            headers.add("Cache-Control", cacheControl)
-            headers.add("Vary", "Accept")
-            return HTTPResponse(status: 304, headers: headers)
-        }
         let precondition = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
-        if case .tag = precondition { return completion(notModified()) }
+        if case .tag = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
         pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath), acceptsFile: true) { result in
             switch result {
             case .success(let result):
-                if case .any = precondition { return completion(notModified()) }
+                if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
                 var headers = HTTPHeaders()
                 headers.reserveCapacity(6)
                 headers.add("Content-Type", result.thumbnail.format.mediaType)
@@ -51,6 +44,15 @@ extension ThumbService {
                 completion(Self.apiError(for: error).response)
             }
         }
+    }
+
+    /// 304 (RFC 9110 §15.4.5): no body; `ETag`, `Cache-Control` and `Vary` as on the 200.
+    static func notModified(_ key: CacheKey, cacheControl: String) -> HTTPResponse {
+        var headers = HTTPHeaders()
+        headers.add("ETag", key.etag)
+        headers.add("Cache-Control", cacheControl)
+        headers.add("Vary", "Accept")
+        return HTTPResponse(status: 304, headers: headers)
     }
 
     /// Parses `/thumbnails/{grid}/{asset path}[?format=…]` and resolves the source.
