@@ -16,10 +16,27 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
 /// Names keep the spelling they were given; values are kept as sent, without surrounding
 /// whitespace.
 public struct HTTPHeaders: Sendable, Sequence {
-    public private(set) var fields: [(name: String, value: String)] = []
+    public private(set) var fields: [(name: String, value: String)] = [] {
+        didSet { wire = nil }
+    }
+    /// The fields as serialized by `prepared()`; any change to `fields` drops it.
+    private(set) var wire: HTTPHeaderWire?
 
     public init() {}
     public init(_ fields: [(String, String)]) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+
+    /// These fields with their serialized form attached, for headers sent unchanged on many
+    /// responses (a cached thumbnail's `Content-Type`, `ETag`, …): the server then copies the
+    /// bytes instead of checking and writing each field again. Fields are checked and dropped as
+    /// on any response (see `HTTPResponseSerializer.writeHead`). A copy that is changed
+    /// afterwards loses the serialized form and is written field by field.
+    public func prepared() -> HTTPHeaders {
+        var copy = self
+        var bytes: [UInt8] = []
+        HTTPResponseSerializer.appendFields(&bytes, fields)
+        copy.wire = HTTPHeaderWire(bytes: bytes)
+        return copy
+    }
 
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func add(_ name: String, _ value: String) { fields.append((name: name, value: value)) }
@@ -65,6 +82,12 @@ public struct HTTPHeaders: Sendable, Sequence {
         }
         return true
     }
+}
+
+/// The serialized header lines (`name: value` CRLF each) of prepared `HTTPHeaders`.
+final class HTTPHeaderWire: Sendable {
+    let bytes: [UInt8]
+    init(bytes: [UInt8]) { self.bytes = bytes }
 }
 
 /// A parsed request. `target` is the request-target exactly as sent (origin-form, still

@@ -23,8 +23,10 @@ enum HTTPResponseSerializer {
         head.reserveCapacity(256)
         let status = (100...599).contains(response.status) ? response.status : 500
         head.append(contentsOf: HTTPStatus.statusLines[status])
-        for field in response.headers.fields where !isServerOwned(field.name) {
-            appendField(&head, name: field.name, value: field.value)
+        if let wire = response.headers.wire {
+            head.append(contentsOf: wire.bytes)
+        } else {
+            appendFields(&head, response.headers.fields)
         }
         if !HTTPStatus.hasNoContent(status) {
             head.append(contentsOf: "Content-Length: ".utf8)
@@ -40,6 +42,13 @@ enum HTTPResponseSerializer {
         }
         head.append(0x0D)
         head.append(0x0A)
+    }
+
+    /// Appends each field that is not server-owned, as `appendField` does.
+    static func appendFields(_ head: inout [UInt8], _ fields: [(name: String, value: String)]) {
+        for field in fields where !isServerOwned(field.name) {
+            appendField(&head, name: field.name, value: field.value)
+        }
     }
 
     /// Appends `name: value` CRLF, unless the name is not a token or the value holds a byte

@@ -1,4 +1,6 @@
 import Dispatch
+import HTTP
+import Rendering
 import Synchronization
 import Thumbnails
 #if canImport(Glibc)
@@ -14,42 +16,69 @@ import Glibc
 /// elsewhere (a symlink pointed at another file) is re-resolved within that time.
 /// Thread-safe: one `Mutex`.
 final class ResolvedKeyCache: Sendable {
-    /// A class, so a hit takes one reference, not a copy of the key's and asset's strings.
+    /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
+    /// asset's strings.
     final class Entry: Sendable {
         let key: CacheKey
         let asset: ResolvedAsset
         let expires: UInt64
+        /// The prepared headers of hits on this key, one set per tier and format, made on the
+        /// first such hit.
+        private let hitHeaders = Mutex<[(tier: CacheTier, format: ImageFormat, headers: HTTPHeaders)]>([])
 
         init(key: CacheKey, asset: ResolvedAsset, expires: UInt64) {
             self.key = key
             self.asset = asset
             self.expires = expires
         }
+
+        /// The headers of a 200 served from `tier` (API.md, "Thumbnails"), prepared once: built
+        /// by `make` the first time, then the same serialized bytes for every hit.
+        func headers(tier: CacheTier, format: ImageFormat, make: () -> HTTPHeaders) -> HTTPHeaders {
+            if let known = hitHeaders.withLock({ $0.first { $0.tier == tier && $0.format == format }?.headers }) {
+                return known
+            }
+            let headers = make().prepared()
+            hitHeaders.withLock { $0.append((tier, format, headers)) }
+            return headers
+        }
+    }
+
+    /// What the memo is keyed by: the format choice and the still-encoded path. Lookups use the
+    /// request's own `Substring`, so no key string is built per request.
+    private struct Memo: Hashable {
+        let format: FormatChoice
+        let path: Substring
     }
 
     /// How long an entry is trusted, ns. `2 s`.
     let lifetime: UInt64 = 2_000_000_000
     /// Entries kept at most; the memo is emptied when it fills. `16,384`.
     let capacity = 16_384
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries = Mutex<[Memo: Entry]>([:])
 
-    /// The memoised key for `memo`, if present, unexpired and the source is unchanged on disk.
-    func lookUp(_ memo: String) -> (CacheKey, ResolvedAsset)? {
+    /// The memoised entry for `path` with `format`, if present, unexpired and the source is
+    /// unchanged on disk.
+    func lookUp(_ path: Substring, format: FormatChoice) -> Entry? {
         let now = DispatchTime.now().uptimeNanoseconds
-        guard let entry = entries.withLock({ $0[memo] }), entry.expires > now else { return nil }
+        guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return nil }
         var st = stat()
         guard stat(entry.asset.absolutePath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               Int(st.st_size) == entry.asset.identity.size,
               Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec) == entry.asset.identity.modifiedNanoseconds
         else { return nil }
-        return (entry.key, entry.asset)
+        return entry
     }
 
-    func store(_ memo: String, key: CacheKey, asset: ResolvedAsset) {
+    /// Memoises `key` and `asset` for `path` with `format`; returns the new entry.
+    func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset) -> Entry {
         let entry = Entry(key: key, asset: asset, expires: DispatchTime.now().uptimeNanoseconds + lifetime)
+        // A copy of the path alone, so the memo does not keep the whole request target alive.
+        let memo = Memo(format: format, path: Substring(String(path)))
         entries.withLock { entries in
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[memo] = entry
         }
+        return entry
     }
 }

@@ -9,41 +9,71 @@ extension ThumbService {
         guard request.method == "GET" || request.method == "HEAD" else {
             return completion(APIError.methodNotAllowed("GET, HEAD").response)
         }
-        let key: CacheKey, asset: ResolvedAsset
+        let resolved: ResolvedKeyCache.Entry
         do {
-            (key, asset) = try cacheKey(for: request)
+            resolved = try resolvedURL(for: request)
         } catch {
             return completion(error.response)
         }
+        let key = resolved.key
         let cacheControl = configuration.cacheControl
         let precondition = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
         if case .tag = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-        pipeline.thumbnail(for: ThumbnailRequest(key: key, sourcePath: asset.absolutePath), acceptsFile: true) { result in
+        // Hits are answered here, without a closure or a flight.
+        let absence: ThumbnailPipeline.Absence
+        switch pipeline.cached(key, acceptsFile: true) {
+        case .hit(let result):
+            if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+            return completion(hitResponse(result, for: resolved))
+        case .absent(let missing):
+            absence = missing
+        }
+        let request = ThumbnailRequest(key: key, sourcePath: resolved.asset.absolutePath)
+        pipeline.thumbnail(for: request, after: absence) { [self] result in
             switch result {
             case .success(let result):
                 if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-                var headers = HTTPHeaders()
-                headers.reserveCapacity(6)
-                headers.add("Content-Type", result.thumbnail.format.mediaType)
-                headers.add("ETag", key.etag)
-                headers.add("Cache-Control", cacheControl)
-                headers.add("Vary", "Accept")
-                headers.add("X-Cache", result.tier.rawValue)
-                if let ms = result.renderMilliseconds, result.tier == .miss {
-                    headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
-                }
-                if let entry = result.file {
-                    let region = HTTPFileRegion(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
-                    completion(HTTPResponse(status: 200, headers: headers, file: region))
-                } else {
-                    completion(HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes))
-                }
+                completion(result.tier == .miss ? missResponse(result, for: key) : hitResponse(result, for: resolved))
             case .failure(let error):
                 completion(Self.apiError(for: error).response)
             }
         }
+    }
+
+    /// The headers every 200 for `key` carries (API.md, "Thumbnails").
+    private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier) -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(6)
+        headers.add("Content-Type", format.mediaType)
+        headers.add("ETag", key.etag)
+        headers.add("Cache-Control", configuration.cacheControl)
+        headers.add("Vary", "Accept")
+        headers.add("X-Cache", tier.rawValue)
+        return headers
+    }
+
+    /// A 200 from the memory or disk tier, with the URL's prepared headers.
+    private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry) -> HTTPResponse {
+        let format = result.thumbnail.format
+        let headers = resolved.headers(tier: result.tier, format: format) {
+            thumbnailHeaders(for: resolved.key, format: format, tier: result.tier)
+        }
+        if let entry = result.file {
+            let region = HTTPFileRegion(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
+            return HTTPResponse(status: 200, headers: headers, file: region)
+        }
+        return HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes)
+    }
+
+    /// A 200 for a render this request waited for, with its `Server-Timing`.
+    private func missResponse(_ result: ThumbnailResult, for key: CacheKey) -> HTTPResponse {
+        var headers = thumbnailHeaders(for: key, format: result.thumbnail.format, tier: .miss)
+        if let ms = result.renderMilliseconds {
+            headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
+        }
+        return HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes)
     }
 
     /// 304 (RFC 9110 §15.4.5): no body; `ETag`, `Cache-Control` and `Vary` as on the 200.
@@ -55,20 +85,19 @@ extension ThumbService {
         return HTTPResponse(status: 304, headers: headers)
     }
 
-    /// Parses `/thumbnails/{grid}/{asset path}[?format=…]` and resolves the source.
+    /// Parses `/thumbnails/{grid}/{asset path}[?format=…]` and resolves the source, through the
+    /// memo of recently resolved URLs.
     /// - Throws: `APIError` 400 (bad escapes, bad format), 404 (unknown grid, no such asset), 415
     ///   (not a regular file).
-    func cacheKey(for request: HTTPRequest) throws(APIError) -> (CacheKey, ResolvedAsset) {
+    func resolvedURL(for request: HTTPRequest) throws(APIError) -> ResolvedKeyCache.Entry {
         let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
                                                   webpEnabled: configuration.webpEnabled)
-        let memo = format.rawValue + " " + request.path
-        if let known = resolvedKeys.lookUp(memo) { return known }
-        let resolved = try resolveCacheKey(path: request.path, format: format)
-        resolvedKeys.store(memo, key: resolved.0, asset: resolved.1)
-        return resolved
+        if let known = resolvedKeys.lookUp(request.path, format: format) { return known }
+        let (key, asset) = try resolveCacheKey(path: request.path, format: format)
+        return resolvedKeys.store(request.path, format: format, key: key, asset: asset)
     }
 
-    /// The full walk for `cacheKey(for:)`: decode, find the grid, resolve the file, build the key.
+    /// The full walk for `resolvedURL(for:)`: decode, find the grid, resolve the file, build the key.
     private func resolveCacheKey(path: Substring, format: FormatChoice) throws(APIError) -> (CacheKey, ResolvedAsset) {
         let rest = path.dropFirst("/thumbnails/".count)
         var segments: [String] = []

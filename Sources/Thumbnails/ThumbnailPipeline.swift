@@ -104,38 +104,68 @@ public final class ThumbnailPipeline: Sendable {
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit)
     }
 
-    /// Answers a client request. `completion` runs exactly once: synchronously on a memory hit,
-    /// a disk hit from the page cache or a full render queue (503), otherwise later on a disk or
-    /// render thread.
+    /// What `cached(_:acceptsFile:)` found without waiting.
+    public enum CachedLookup: Sendable {
+        /// A memory hit, or a disk hit whose entry was in the page cache.
+        case hit(ThumbnailResult)
+        /// Not answerable without waiting: hand this to `thumbnail(for:after:completion:)`.
+        case absent(Absence)
+    }
+
+    /// What the disk tier said in a `cached` lookup that found nothing ready, so that the
+    /// waiting step neither repeats it nor counts it twice.
+    public struct Absence: Sendable {
+        let disk: DiskCache.Lookup
+    }
+
+    /// The first step of a client request, on the caller's thread and without blocking: the
+    /// memory tier, then a disk entry in the page cache (no flight, no thread hop, no deadline
+    /// timer: reading an entry twice at once costs less than coordinating). Counts hits and
+    /// misses as `thumbnail` does.
     /// `acceptsFile`: the caller can send a disk hit from an open file (`ThumbnailResult.file`);
     /// it gets one when the memory tier is off, so the bytes need not pass through memory.
-    public func thumbnail(for request: ThumbnailRequest, acceptsFile: Bool = false,
-                          completion: @escaping ThumbnailCompletion) {
-        let digest = request.key.digest
+    public func cached(_ key: CacheKey, acceptsFile: Bool = false) -> CachedLookup {
+        let digest = key.digest
         if let thumbnail = memory.value(for: digest) {
-            completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .memory)))
-            return
+            return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .memory))
         }
-        // A disk entry in the page cache is served right here: no flight (reading it twice at
-        // once costs less than coordinating), no thread hop, no deadline timer.
         let diskLookup: DiskCache.Lookup
         if acceptsFile && memory.limitBytes == 0 {
-            switch disk.openWithoutWaiting(request.key) {
+            switch disk.openWithoutWaiting(key) {
             case .hit(let entry):
                 let thumbnail = Thumbnail(bytes: [], format: entry.format, width: entry.width, height: entry.height)
-                completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: entry)))
-                return
+                return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: entry))
             case .miss: diskLookup = .miss
             case .wouldBlock: diskLookup = .wouldBlock
             }
         } else {
-            diskLookup = disk.readWithoutWaiting(request.key)
+            diskLookup = disk.readWithoutWaiting(key)
         }
         if case .hit(let thumbnail) = diskLookup {
             memory.insert(thumbnail, for: digest)
-            completion(.success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
-            return
+            return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk))
         }
+        return .absent(Absence(disk: diskLookup))
+    }
+
+    /// Answers a client request: `cached`, then `thumbnail(for:after:completion:)`.
+    /// `completion` runs exactly once: synchronously on a hit from memory or the page cache or
+    /// a full render queue (503), otherwise later on a disk or render thread.
+    public func thumbnail(for request: ThumbnailRequest, acceptsFile: Bool = false,
+                          completion: @escaping ThumbnailCompletion) {
+        switch cached(request.key, acceptsFile: acceptsFile) {
+        case .hit(let result): completion(.success(result))
+        case .absent(let absence): thumbnail(for: request, after: absence, completion: completion)
+        }
+    }
+
+    /// The second step of a client request that `cached` did not answer: joins the key's
+    /// flight or leads one (blocking disk read, then render). `completion` runs exactly once,
+    /// synchronously only when the render queue is full (503) or the flight had just finished.
+    public func thumbnail(for request: ThumbnailRequest, after absence: Absence,
+                          completion: @escaping ThumbnailCompletion) {
+        let digest = request.key.digest
+        let diskLookup = absence.disk
         enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
         let waiter = Waiter(completion: completion, deadline: waitingDeadline())
         var timer: (id: UInt64, at: UInt64)?

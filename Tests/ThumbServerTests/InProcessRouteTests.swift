@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Rendering
 import Testing
 @testable import ThumbServer
 
@@ -10,10 +11,11 @@ import Testing
         let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
         let thumbd: Thumbd
 
-        init() throws {
+        init(memoryCacheBytes: Int = Config().memoryCacheBytes) throws {
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
+            config.memoryCacheBytes = memoryCacheBytes
             thumbd = try Thumbd(config: config)   // not started: no socket is bound
         }
 
@@ -50,6 +52,40 @@ import Testing
                                           headers: [("If-None-Match", "W/\(etag)")])
         #expect(notModified.status == 304)
         #expect(notModified.body.isEmpty)
+    }
+
+    /// Hits carry headers prepared once per URL, tier and format: each tier and each format
+    /// still says its own `X-Cache` and `Content-Type`, in one process.
+    @Test func hitsFromEachTierAndFormatCarryTheirOwnHeaders() throws {
+        let limit = 4 << 20
+        let service = try Service(memoryCacheBytes: limit)
+        let target = "/thumbnails/3/galaxy-s-orientation6-gps-vga.jpg"
+        let miss = service.respond("GET", target)
+        let etag = try #require(miss.headers["ETag"])
+        #expect(miss.headers["X-Cache"] == "MISS")
+        #expect(service.respond("GET", target).headers["X-Cache"] == "HIT-MEMORY")
+        try waitForFile(service.cache + "/entries/\(etag.dropFirst().prefix(2))/\(etag.dropFirst().dropLast())")
+        // Push it out of memory with fillers of a tenth of the limit each (the most one entry may be).
+        let memory = service.thumbd.service.pipeline.memory
+        for i in 0..<11 {
+            memory.insert(Thumbnail(bytes: Array(repeating: 0, count: limit / 10), format: .jpeg, width: 1, height: 1),
+                          for: "filler-\(i)")
+        }
+        for expected in ["HIT-DISK", "HIT-MEMORY", "HIT-MEMORY"] {
+            let hit = service.respond("GET", target)
+            #expect(hit.headers["X-Cache"] == expected)
+            #expect(hit.headers["ETag"] == etag)
+            #expect(hit.headers["Content-Type"] == "image/jpeg")
+            #expect(hit.body == miss.body)
+        }
+        let png = service.respond("GET", target + "?format=png")
+        #expect(png.headers["X-Cache"] == "MISS")
+        let pngHit = service.respond("GET", target + "?format=png")
+        #expect(pngHit.headers["X-Cache"] == "HIT-MEMORY")
+        #expect(pngHit.headers["Content-Type"] == "image/png")
+        #expect(pngHit.headers["ETag"] == png.headers["ETag"] && pngHit.headers["ETag"] != etag)
+        #expect(ImageHeader(pngHit.body) == ImageHeader(format: "png", width: 393, height: 393))
+        #expect(service.respond("GET", target).headers["Content-Type"] == "image/jpeg")
     }
 
     @Test func errorsAreJSONWithTheirStatus() throws {
