@@ -146,10 +146,21 @@ extension HTTPRequestParser {
                 return "/" + rest
             }
         }
-        guard let target = String(validating: UnsafeBufferPointer(rebasing: p[from..<end]), as: UTF8.self) else {
+        let bytes = UnsafeBufferPointer(rebasing: p[from..<end])
+        // Nearly every target is ASCII, which needs no validation; the generic validating
+        // initializer costs more than the rest of the request line.
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        guard let target = String(validating: bytes, as: UTF8.self) else {
             throw .badRequest("The request target is not valid UTF-8.")
         }
         return target
+    }
+
+    /// Whether every byte is below 0x80.
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var any: UInt8 = 0
+        for b in bytes { any |= b }
+        return any < 0x80
     }
 
     /// For `http://authority/path` or `https://…` (any case), the index where the path (or

@@ -17,24 +17,49 @@ public final class RequestStatistics: Sendable {
     /// Upper bounds of the request-duration histogram buckets, seconds.
     public static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    private let state = Mutex(Snapshot())
+    /// What `record` updates: counts per status code 100...599 in a flat array, and the
+    /// histogram's per-bucket (not yet cumulative) counts with the bounds in ns, so a request
+    /// costs no hashing and no floating point.
+    private struct Counters {
+        var total = 0
+        var byStatus = [Int](repeating: 0, count: 500)
+        var buckets = [Int](repeating: 0, count: RequestStatistics.bucketBounds.count)
+        var sumNanoseconds: UInt64 = 0
+    }
+
+    private static let boundsNanoseconds = bucketBounds.map { UInt64(($0 * 1e9).rounded()) }
+    private let state = Mutex(Counters())
     /// When the server started (`uptime_seconds`).
     public let startedAt = DispatchTime.now()
 
     public init() {}
 
-    /// Counts one finished exchange.
+    /// Counts one finished exchange (a status outside 100...599 counts as the 500 it was sent as).
     public func record(_ exchange: HTTPExchangeRecord) {
-        let seconds = Double(exchange.durationNanoseconds) / 1e9
+        let ns = exchange.durationNanoseconds
+        let status = (100...599).contains(exchange.status) ? exchange.status : 500
+        let bucket = Self.boundsNanoseconds.firstIndex { ns <= $0 }
         state.withLock { s in
             s.total += 1
-            s.byStatus[exchange.status, default: 0] += 1
-            s.durationSumSeconds += seconds
-            for (i, bound) in Self.bucketBounds.enumerated() where seconds <= bound { s.durationBuckets[i] += 1 }
+            s.byStatus[status - 100] += 1
+            s.sumNanoseconds &+= ns
+            if let bucket { s.buckets[bucket] += 1 }
         }
     }
 
-    public var snapshot: Snapshot { state.withLock { $0 } }
+    public var snapshot: Snapshot {
+        let c = state.withLock { $0 }
+        var snapshot = Snapshot()
+        snapshot.total = c.total
+        for (i, n) in c.byStatus.enumerated() where n > 0 { snapshot.byStatus[100 + i] = n }
+        var cumulative = 0
+        for (i, n) in c.buckets.enumerated() {
+            cumulative += n
+            snapshot.durationBuckets[i] = cumulative
+        }
+        snapshot.durationSumSeconds = Double(c.sumNanoseconds) / 1e9
+        return snapshot
+    }
 
     public var uptimeSeconds: Double { Double(DispatchTime.now().uptimeNanoseconds - startedAt.uptimeNanoseconds) / 1e9 }
 }

@@ -45,10 +45,21 @@ final class ResolvedKeyCache: Sendable {
     }
 
     /// What the memo is keyed by: the format choice and the still-encoded path. Lookups use the
-    /// request's own `Substring`, so no key string is built per request.
+    /// request's own `Substring`, so no key string is built per request. Compared and hashed as
+    /// bytes: `String` hashing normalises (Unicode canonical equivalence) first, which a byte
+    /// memo does not need.
     private struct Memo: Hashable {
         let format: FormatChoice
         let path: Substring
+
+        static func == (a: Memo, b: Memo) -> Bool { a.format == b.format && a.path.utf8.elementsEqual(b.path.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(format)
+            var path = path
+            path.makeContiguousUTF8()
+            path.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// How long an entry is trusted, ns. `2 s`.

@@ -36,7 +36,9 @@ public struct SourceIdentity: Sendable, Hashable {
 /// The cache key of one thumbnail (API.md, "The cache key covers"): the NFC asset path, the
 /// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
 /// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.
-public struct CacheKey: Sendable, Hashable {
+/// Immutable; a class so that handing a key along (every hit does, several times) is one
+/// reference, not a copy of its six strings. Equal when the canonical text is.
+public final class CacheKey: Sendable, Hashable {
     /// Bumped whenever rendering changes what bytes a key stands for.
     public static let pipelineVersion = 1
 
@@ -70,4 +72,9 @@ public struct CacheKey: Sendable, Hashable {
 
     /// The strong ETag (RFC 9110 §8.8.3): the digest, quoted. Built once, sent on every hit.
     public let etag: String
+
+    /// Every field is in `canonical`, so it alone decides equality.
+    public static func == (a: CacheKey, b: CacheKey) -> Bool { a === b || a.canonical == b.canonical }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
 }
