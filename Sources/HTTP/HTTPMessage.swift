@@ -1,6 +1,9 @@
 /// The request and response values that cross the boundary between the socket server and the
 /// application (the `HTTPResponder`). The server parses into `HTTPRequest` and serializes
 /// `HTTPResponse`; nothing here knows about thumbnails.
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An HTTP version as sent on the request line (RFC 9112 §2.3).
 public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
@@ -130,7 +133,13 @@ public struct HTTPRequest: Sendable {
     private var queryMark: String.Index?
 
     private static func queryMark(in target: String) -> String.Index? {
-        target.utf8.firstIndex(of: UInt8(ascii: "?"))
+        var target = target
+        target.makeContiguousUTF8()
+        let offset = target.utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            guard let base = bytes.baseAddress, let mark = memchr(base, Int32(UInt8(ascii: "?")), bytes.count) else { return nil }
+            return UnsafeRawPointer(mark) - UnsafeRawPointer(base)
+        } ?? nil
+        return offset.map { target.utf8.index(target.utf8.startIndex, offsetBy: $0) }
     }
 }
 

@@ -22,25 +22,25 @@ final class ResolvedKeyCache: Sendable {
         let key: CacheKey
         let asset: ResolvedAsset
         let expires: UInt64
-        /// The prepared headers of hits on this key, one set per tier and format, made on the
-        /// first such hit.
-        private let hitHeaders = Mutex<[(tier: CacheTier, format: ImageFormat, headers: HTTPHeaders)]>([])
+        /// The prepared headers of a hit on this key from each hit tier in each format, built
+        /// when the entry is: reading them takes no lock.
+        private let hitHeaders: [HTTPHeaders]
 
-        init(key: CacheKey, asset: ResolvedAsset, expires: UInt64) {
+        /// `hitHeaders` builds the headers of a 200 from a tier in a format; each is prepared.
+        init(key: CacheKey, asset: ResolvedAsset, expires: UInt64,
+             hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) {
             self.key = key
             self.asset = asset
             self.expires = expires
+            self.hitHeaders = Self.hitTiers.flatMap { tier in ImageFormat.allCases.map { hitHeaders(tier, $0).prepared() } }
         }
 
-        /// The headers of a 200 served from `tier` (API.md, "Thumbnails"), prepared once: built
-        /// by `make` the first time, then the same serialized bytes for every hit.
-        func headers(tier: CacheTier, format: ImageFormat, make: () -> HTTPHeaders) -> HTTPHeaders {
-            if let known = hitHeaders.withLock({ $0.first { $0.tier == tier && $0.format == format }?.headers }) {
-                return known
-            }
-            let headers = make().prepared()
-            hitHeaders.withLock { $0.append((tier, format, headers)) }
-            return headers
+        private static let hitTiers: [CacheTier] = [.memory, .disk]
+
+        /// The prepared headers of a 200 from `tier` (memory or disk) in `format`.
+        func headers(tier: CacheTier, format: ImageFormat) -> HTTPHeaders {
+            let row = tier == .memory ? 0 : 1
+            return hitHeaders[row * ImageFormat.allCases.count + ImageFormat.allCases.firstIndex(of: format)!]
         }
     }
 
@@ -52,13 +52,21 @@ final class ResolvedKeyCache: Sendable {
         let format: FormatChoice
         let path: Substring
 
-        static func == (a: Memo, b: Memo) -> Bool { a.format == b.format && a.path.utf8.elementsEqual(b.path.utf8) }
+        static func == (a: Memo, b: Memo) -> Bool {
+            guard a.format == b.format, a.path.utf8.count == b.path.utf8.count else { return false }
+            return a.withBytes { x in b.withBytes { y in x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        }
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(format)
+            withBytes { hasher.combine(bytes: $0) }
+        }
+
+        /// The path's UTF-8 bytes (native strings are contiguous; others are copied first).
+        private func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
             var path = path
             path.makeContiguousUTF8()
-            path.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            return path.utf8.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer($0)) }!
         }
     }
 
@@ -82,8 +90,10 @@ final class ResolvedKeyCache: Sendable {
     }
 
     /// Memoises `key` and `asset` for `path` with `format`; returns the new entry.
-    func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset) -> Entry {
-        let entry = Entry(key: key, asset: asset, expires: DispatchTime.now().uptimeNanoseconds + lifetime)
+    func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset,
+               hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) -> Entry {
+        let entry = Entry(key: key, asset: asset, expires: DispatchTime.now().uptimeNanoseconds + lifetime,
+                          hitHeaders: hitHeaders)
         // A copy of the path alone, so the memo does not keep the whole request target alive.
         let memo = Memo(format: format, path: Substring(String(path)))
         entries.withLock { entries in

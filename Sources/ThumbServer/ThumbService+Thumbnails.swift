@@ -56,10 +56,7 @@ extension ThumbService {
 
     /// A 200 from the memory or disk tier, with the URL's prepared headers.
     private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry) -> HTTPResponse {
-        let format = result.thumbnail.format
-        let headers = resolved.headers(tier: result.tier, format: format) {
-            thumbnailHeaders(for: resolved.key, format: format, tier: result.tier)
-        }
+        let headers = resolved.headers(tier: result.tier, format: result.thumbnail.format)
         if let entry = result.file {
             let region = HTTPFileRegion(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
             return HTTPResponse(status: 200, headers: headers, file: region)
@@ -94,7 +91,9 @@ extension ThumbService {
                                                   webpEnabled: configuration.webpEnabled)
         if let known = resolvedKeys.lookUp(request.path, format: format) { return known }
         let (key, asset) = try resolveCacheKey(path: request.path, format: format)
-        return resolvedKeys.store(request.path, format: format, key: key, asset: asset)
+        return resolvedKeys.store(request.path, format: format, key: key, asset: asset) { tier, format in
+            thumbnailHeaders(for: key, format: format, tier: tier)
+        }
     }
 
     /// The full walk for `resolvedURL(for:)`: decode, find the grid, resolve the file, build the key.

@@ -34,7 +34,7 @@ public final class ThumbService: HTTPResponder {
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let path = request.path
-        if path.utf8.starts(with: "/thumbnails/".utf8) {
+        if Self.hasPrefix(request.target, "/thumbnails/") {
             respondWithThumbnail(to: request, completion: completion)
             return
         }
@@ -66,6 +66,16 @@ public final class ThumbService: HTTPResponder {
             response = APIError.notFound("no such resource").response
         }
         completion(response)
+    }
+
+    /// Whether `target`'s bytes start with `prefix`'s (a `memcmp`: no `Character` walk).
+    static func hasPrefix(_ target: String, _ prefix: StaticString) -> Bool {
+        var target = target
+        target.makeContiguousUTF8()
+        return target.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.count >= prefix.utf8CodeUnitCount
+                && memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+        } ?? false
     }
 
     /// 405 for anything but GET and HEAD on read-only resources.
