@@ -32,15 +32,20 @@ final class ResolvedKeyCache: Sendable {
             self.key = key
             self.asset = asset
             self.expires = expires
-            self.hitHeaders = Self.hitTiers.flatMap { tier in ImageFormat.allCases.map { hitHeaders(tier, $0).prepared() } }
+            self.hitHeaders = [CacheTier.memory, .disk].flatMap { tier in
+                [ImageFormat.jpeg, .png, .webp].map { hitHeaders(tier, $0).prepared() }
+            }
         }
-
-        private static let hitTiers: [CacheTier] = [.memory, .disk]
 
         /// The prepared headers of a 200 from `tier` (memory or disk) in `format`.
         func headers(tier: CacheTier, format: ImageFormat) -> HTTPHeaders {
-            let row = tier == .memory ? 0 : 1
-            return hitHeaders[row * ImageFormat.allCases.count + ImageFormat.allCases.firstIndex(of: format)!]
+            let column: Int
+            switch format {   // the order in `init`
+            case .jpeg: column = 0
+            case .png: column = 1
+            case .webp: column = 2
+            }
+            return hitHeaders[(tier == .memory ? 0 : 3) + column]
         }
     }
 
