@@ -11,9 +11,9 @@ import Glibc
 /// percent-decoding, NFC normalisation, per-segment lookups, `realpath` and key hashing of the
 /// first request for the same URL (nginx's `open_file_cache` plays the same part).
 ///
-/// Every use still `stat`s the resolved file: a replaced source (new size or mtime) or a deleted
-/// one is noticed at once. Entries expire after `lifetime`, so a path that comes to resolve
-/// elsewhere (a symlink pointed at another file) is re-resolved within that time.
+/// Every use still `stat`s the requested path, following symlinks: a replaced source (new size
+/// or mtime), a deleted one, and a symlink on the way removed or pointed at another file are
+/// noticed at once. Entries also expire after `lifetime`.
 /// Thread-safe: one `Mutex`.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
@@ -87,7 +87,7 @@ final class ResolvedKeyCache: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return nil }
         var st = stat()
-        guard stat(entry.asset.absolutePath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+        guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               Int(st.st_size) == entry.asset.identity.size,
               Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec) == entry.asset.identity.modifiedNanoseconds
         else { return nil }

@@ -7,8 +7,12 @@ import Glibc
 public struct ResolvedAsset: Sendable, Equatable {
     /// The asset path, `/`-separated, NFC (API.md, "asset path").
     public var assetPath: String
-    /// The absolute path on disk, as spelled on disk (may be NFD).
+    /// The absolute path on disk, as spelled on disk (may be NFD), with symlinks resolved.
     public var absolutePath: String
+    /// The path as reached from the root, before symlinks are resolved: what a later check of
+    /// "is this asset path still that file" must `stat` (following links), so that a symlink
+    /// removed, retargeted or replaced is noticed as well as a replaced file.
+    public var requestedPath: String
     public var identity: SourceIdentity
 }
 
@@ -68,7 +72,8 @@ public struct Library: Sendable {
         }
         let identity = SourceIdentity(size: Int(st.st_size),
                                       modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
-        return ResolvedAsset(assetPath: normalized.joined(separator: "/"), absolutePath: resolved, identity: identity)
+        return ResolvedAsset(assetPath: normalized.joined(separator: "/"), absolutePath: resolved,
+                             requestedPath: path, identity: identity)
     }
 
     /// The spelling of `name` that exists in `directory`: as given, else its NFC or NFD form,

@@ -130,6 +130,47 @@ import Testing
         #expect(try server.stat("renders", "total") == 2)
     }
 
+    /// The URL memo re-checks the path as requested, through its symlinks: a link removed,
+    /// pointed elsewhere, replaced by a file, or a linked directory retargeted is seen at once.
+    @Test func aChangedSymlinkIsSeenAtOnce() throws {
+        let library = NSTemporaryDirectory() + "thumbd-links-\(UUID().uuidString)"
+        let fm = FileManager.default
+        for dir in ["d1", "d2"] { try fm.createDirectory(atPath: library + "/" + dir, withIntermediateDirectories: true) }
+        defer { try? fm.removeItem(atPath: library) }
+        try fm.copyItem(atPath: Paths.fixturePhotos + "/" + landscape, toPath: library + "/a.jpg")
+        try fm.copyItem(atPath: Paths.fixturePhotos + "/" + galaxy, toPath: library + "/b.jpg")
+        try fm.copyItem(atPath: Paths.fixturePhotos + "/" + landscape, toPath: library + "/d1/p.jpg")
+        try fm.copyItem(atPath: Paths.fixturePhotos + "/" + galaxy, toPath: library + "/d2/p.jpg")
+        /// Points `name` at `target` the way `ln -sfn` does: a new link renamed over the old.
+        func link(_ name: String, to target: String) throws {
+            try fm.createSymbolicLink(atPath: library + "/.tmp-link", withDestinationPath: target)
+            #expect(rename(library + "/.tmp-link", library + "/" + name) == 0)
+        }
+        let server = try ServerHarness(library: library)
+        let a = try server.get("/thumbnails/3/a.jpg"), b = try server.get("/thumbnails/3/b.jpg")
+        #expect(a.bodyDigest != b.bodyDigest)
+
+        try link("link.jpg", to: "b.jpg")
+        #expect(try server.get("/thumbnails/3/link.jpg").bodyDigest == b.bodyDigest)
+        #expect(try server.get("/thumbnails/3/link.jpg").header("X-Cache") == "HIT-MEMORY")
+        try link("link.jpg", to: "a.jpg")
+        #expect(try server.get("/thumbnails/3/link.jpg").bodyDigest == a.bodyDigest)
+        try fm.removeItem(atPath: library + "/link.jpg")
+        #expect(try server.get("/thumbnails/3/link.jpg").status == 404)
+        try link("link.jpg", to: "b.jpg")
+        #expect(try server.get("/thumbnails/3/link.jpg").bodyDigest == b.bodyDigest)
+        try fm.copyItem(atPath: library + "/a.jpg", toPath: library + "/.tmp-file")
+        #expect(rename(library + "/.tmp-file", library + "/link.jpg") == 0)   // a file over the link
+        #expect(try server.get("/thumbnails/3/link.jpg").bodyDigest == a.bodyDigest)
+
+        try link("album", to: "d1")
+        let first = try server.get("/thumbnails/3/album/p.jpg")
+        #expect(first.bodyDigest == a.bodyDigest)
+        #expect(try server.get("/thumbnails/3/album/p.jpg").header("X-Cache") == "HIT-MEMORY")
+        try link("album", to: "d2")
+        #expect(try server.get("/thumbnails/3/album/p.jpg").bodyDigest == b.bodyDigest)
+    }
+
     @Test func aDeletedSourceIs404AtOnceEvenWhenItsThumbnailIsCached() throws {
         let library = NSTemporaryDirectory() + "thumbd-delete-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
