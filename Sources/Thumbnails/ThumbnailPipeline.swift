@@ -310,6 +310,9 @@ public final class ThumbnailPipeline: Sendable {
     private func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
         let limit = configuration.maxSourceBytes
         if limit > 0, request.key.source.size > limit {
+            // A failed render that never reaches libvips: counted, so each disk miss is still
+            // one render (or one refusal) in /stats.
+            renderStatistics.recordRender(milliseconds: 0, failed: true, prefetch: prefetch)
             return .failure(.render(RenderError(kind: .sourceTooLarge,
                 message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
         }
