@@ -12,6 +12,10 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case sourceTooLarge
         /// A fault of the server: out of memory, encoder failure, unreadable file. HTTP 500.
         case internalFailure
+        /// The file opened is not the one the request was resolved to (`RenderRequest.expectedSource`):
+        /// replaced or changed since, or while it was read. Its thumbnail must not be stored
+        /// under the old key. HTTP 503 (the service first resolves the path again and retries).
+        case sourceChanged
     }
 
     public var kind: Kind
@@ -24,13 +28,14 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    /// The HTTP status API.md gives this kind: 404, 415, 422 or 500.
+    /// The HTTP status API.md gives this kind: 404, 415, 422 or 500 (503 for a source that changed).
     public var httpStatus: Int {
         switch kind {
         case .sourceNotFound: 404
         case .unsupportedSource: 415
         case .sourceTooLarge: 422
         case .internalFailure: 500
+        case .sourceChanged: 503
         }
     }
 

@@ -12,13 +12,18 @@ public struct RenderRequest: Sendable {
     /// Pixel limit (width x height of one page, px) judged from the header before any decode;
     /// `100_000_000` by default (API.md); `0` means no limit.
     public var maxPixels: Int
+    /// The identity the caller resolved the source to (and keyed the result by); the render
+    /// fails with `.sourceChanged` when the file it opens has another, or gets another while it
+    /// is read. `nil` (default): not checked.
+    public var expectedSource: SourceIdentity?
 
     public init(sourcePath: String, spec: GridSpec, format: ImageFormat? = nil,
-                quality: Int = 80, maxPixels: Int = 100_000_000) {
+                quality: Int = 80, maxPixels: Int = 100_000_000, expectedSource: SourceIdentity? = nil) {
         self.sourcePath = sourcePath
         self.spec = spec
         self.format = format
         self.quality = quality
         self.maxPixels = maxPixels
+        self.expectedSource = expectedSource
     }
 }

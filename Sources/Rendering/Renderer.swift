@@ -17,12 +17,14 @@ public struct Renderer: Sendable {
     /// stripped, alpha kept for PNG/WebP and flattened on white for JPEG. Animated and
     /// multi-page sources give page 0.
     /// - Throws: `RenderError`: `.sourceNotFound`, `.unsupportedSource`, `.sourceTooLarge`
-    ///   (header says more than `maxPixels` for one page), `.internalFailure`.
+    ///   (header says more than `maxPixels` for one page), `.sourceChanged` (the file opened is
+    ///   not `expectedSource`, or changed while read), `.internalFailure`.
     public func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail {
         defer { cvips_job_end() }
         try Vips.start()
 
         let source = try SourceFile(path: request.sourcePath)
+        try source.check(request.expectedSource)
         let info = try source.header()
         try Self.checkPixelLimit(info, maxPixels: request.maxPixels)
 
@@ -43,6 +45,8 @@ public struct Renderer: Sendable {
             throw RenderError(failure)
         }
         defer { cvips_thumbnail_free(&output) }
+        // Written to while it was decoded: the pixels may be of either version.
+        try source.check(request.expectedSource)
         let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
         return Thumbnail(bytes: bytes, format: format,
                          width: Int(output.width), height: Int(output.height))

@@ -31,5 +31,15 @@ struct SourceFile: ~Copyable {
         return SourceInfo(header)
     }
 
+    /// Throws `.sourceChanged` unless the open file's size and mtime are `expected`'s (none
+    /// given: nothing to check). `fstat` on the descriptor: the very file being read.
+    func check(_ expected: SourceIdentity?) throws(RenderError) {
+        guard let expected else { return }
+        var st = stat()
+        guard fstat(descriptor, &st) == 0, SourceIdentity(st) == expected else {
+            throw RenderError(kind: .sourceChanged, message: "the source changed while it was being rendered")
+        }
+    }
+
     deinit { close(descriptor) }
 }

@@ -5,7 +5,10 @@ import Thumbnails
 
 /// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (API.md, "Thumbnails").
 extension ThumbService {
-    func respondWithThumbnail(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// `retries`: how many more times a render that finds its source changed since the path was
+    /// resolved starts over from the path (the file now there is the one the client wants).
+    func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
+                              completion: @escaping @Sendable (HTTPResponse) -> Void) {
         guard request.method == "GET" || request.method == "HEAD" else {
             return completion(APIError.methodNotAllowed("GET, HEAD").response)
         }
@@ -30,12 +33,14 @@ extension ThumbService {
         case .absent(let missing):
             absence = missing
         }
-        let request = ThumbnailRequest(key: key, sourcePath: resolved.asset.absolutePath)
-        pipeline.thumbnail(for: request, after: absence) { [self] result in
+        let thumbnailRequest = ThumbnailRequest(key: key, sourcePath: resolved.asset.absolutePath)
+        pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
             switch result {
             case .success(let result):
                 if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
                 completion(result.tier == .miss ? missResponse(result, for: key) : hitResponse(result, for: resolved))
+            case .failure(.render(let error)) where error.kind == .sourceChanged && retries > 0:
+                respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
             case .failure(let error):
                 completion(Self.apiError(for: error).response)
             }
@@ -142,6 +147,10 @@ extension ThumbService {
                 return APIError(status: 415, code: "unsupported_source", message: error.message)
             case .sourceTooLarge:
                 return APIError(status: 422, code: "source_too_large", message: error.message)
+            case .sourceChanged:
+                return APIError(status: 503, code: "source_changed",
+                                message: "the source changed while it was rendered; retry shortly",
+                                headers: ["Retry-After": "1"])
             case .internalFailure:
                 return APIError(status: 500, code: "internal_error", message: "the thumbnail could not be rendered")
             }

@@ -19,20 +19,6 @@ public enum FormatChoice: String, Sendable, Hashable {
     }
 }
 
-/// The identity of a source file as seen by `stat(2)`: a replaced file (new size or new
-/// modification time) gets new cache keys, so its old thumbnails are never served.
-public struct SourceIdentity: Sendable, Hashable {
-    /// File size, bytes.
-    public var size: Int
-    /// Modification time, ns since the epoch (`st_mtim`).
-    public var modifiedNanoseconds: Int64
-
-    public init(size: Int, modifiedNanoseconds: Int64) {
-        self.size = size
-        self.modifiedNanoseconds = modifiedNanoseconds
-    }
-}
-
 /// The cache key of one thumbnail (API.md, "The cache key covers"): the NFC asset path, the
 /// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
 /// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.

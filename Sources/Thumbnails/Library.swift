@@ -1,4 +1,5 @@
 import Foundation
+import Rendering
 #if canImport(Glibc)
 import Glibc
 #endif

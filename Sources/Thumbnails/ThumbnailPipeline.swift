@@ -319,7 +319,8 @@ public final class ThumbnailPipeline: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let renderRequest = RenderRequest(sourcePath: request.sourcePath, spec: request.key.spec,
                                           format: request.key.format.format, quality: request.key.quality,
-                                          maxPixels: configuration.maxSourcePixels)
+                                          maxPixels: configuration.maxSourcePixels,
+                                          expectedSource: request.key.source)
         let result = Result { () throws(RenderError) in try renderer.render(renderRequest) }
         let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         switch result {

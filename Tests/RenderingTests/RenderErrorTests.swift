@@ -24,6 +24,30 @@ import Glibc
         #expect(kind(of: TestFiles.fixture("Landscape_1.jpg/inside")) == .sourceNotFound)
     }
 
+    /// A render checks the file it opened against the identity the caller keyed it by.
+    @Test func aSourceOtherThanTheExpectedOneIsSourceChanged() throws {
+        let path = TestFiles.fixture("Landscape_1.jpg")
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        let actual = SourceIdentity(st)
+        #expect(actual.size == 347_327)
+        func render(expecting identity: SourceIdentity?) -> RenderError.Kind? {
+            do {
+                _ = try renderer.render(RenderRequest(sourcePath: path, spec: .grid("3"), expectedSource: identity))
+                return nil
+            } catch {
+                return error.kind
+            }
+        }
+        #expect(render(expecting: nil) == nil)
+        #expect(render(expecting: actual) == nil)
+        #expect(render(expecting: SourceIdentity(size: actual.size + 1, modifiedNanoseconds: actual.modifiedNanoseconds))
+            == .sourceChanged)
+        #expect(render(expecting: SourceIdentity(size: actual.size, modifiedNanoseconds: actual.modifiedNanoseconds + 1))
+            == .sourceChanged)
+        #expect(RenderError(kind: .sourceChanged, message: "").httpStatus == 503)
+    }
+
     @Test func emptyFileIsUnsupported() throws {
         #expect(throws: RenderError.self) {
             _ = try renderer.render(RenderRequest(sourcePath: TestFiles.fixture("empty.jpg"),
