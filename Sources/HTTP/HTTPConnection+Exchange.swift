@@ -91,12 +91,7 @@ extension HTTPConnection {
     static func wantsKeepAlive(_ request: HTTPRequest) -> Bool {
         let http11 = request.version.minor >= 1
         let wanted: StaticString = http11 ? "close" : "keep-alive"
-        for field in request.headers.fields where HTTPHeaders.namesEqual(field.name, "Connection") {
-            var value = field.value
-            value.makeContiguousUTF8()
-            let named = value.utf8.withContiguousStorageIfAvailable { hasToken($0, wanted) } ?? false
-            if named { return !http11 }
-        }
+        if request.headers.containsValue(named: "Connection", where: { hasToken($0, wanted) }) { return !http11 }
         return http11
     }
 

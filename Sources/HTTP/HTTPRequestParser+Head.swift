@@ -29,8 +29,10 @@ extension HTTPRequestParser {
         if lineEnd > start && p[lineEnd - 1] == cr { lineEnd -= 1 }
         let (method, target, version) = try parseRequestLine(p, start, lineEnd)
 
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(lines)
+        // The header section is kept as bytes, with where each name and value lie.
+        let sectionStart = requestLineEnd + 1
+        var spans: [HTTPReceivedFields.Span] = []
+        spans.reserveCapacity(lines)
         var contentLength: Int? = nil
         var chunked = false
         var sawTransferEncoding = false
@@ -44,9 +46,7 @@ extension HTTPRequestParser {
             let next = end + 1
             if end > lineStart && p[end - 1] == cr { end -= 1 }
             let (nameEnd, valueStart, valueEnd) = try splitField(p, lineStart, end)
-            let name = String(decoding: UnsafeBufferPointer(rebasing: p[lineStart..<nameEnd]), as: UTF8.self)
             let valueBytes = UnsafeBufferPointer(rebasing: p[valueStart..<valueEnd])
-            let value = String(decoding: valueBytes, as: UTF8.self)
             switch nameEnd - lineStart {
             case 4 where equalsLowercase(p, lineStart, "host"):
                 hostCount += 1
@@ -61,9 +61,13 @@ extension HTTPRequestParser {
             default:
                 break
             }
-            headers.add(name, value)
+            spans.append(HTTPReceivedFields.Span(nameStart: Int32(lineStart - sectionStart), nameEnd: Int32(nameEnd - sectionStart),
+                                                 valueStart: Int32(valueStart - sectionStart),
+                                                 valueEnd: Int32(valueEnd - sectionStart)))
             lineStart = next
         }
+        let headers = spans.isEmpty ? HTTPHeaders() : HTTPHeaders(received: HTTPReceivedFields(
+            bytes: Array(UnsafeBufferPointer(rebasing: p[sectionStart..<lineStart])), spans: spans))
 
         if version.minor >= 1 && hostCount == 0 {
             throw .badRequest("An HTTP/1.1 request needs a Host header.")

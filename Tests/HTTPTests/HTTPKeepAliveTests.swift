@@ -19,5 +19,9 @@ struct HTTPKeepAliveTests {
     ] as [(Int, [String], Bool)])
     func connectionHeaderDecides(minor: Int, connection: [String], keeps: Bool) {
         #expect(HTTPConnection.wantsKeepAlive(request(minor, connection)) == keeps, "HTTP/1.\(minor) Connection: \(connection)")
+        // The same through the parser, whose headers stay bytes until read.
+        let text = "GET / HTTP/1.\(minor)\r\nHost: h\r\n" + connection.map { "Connection: \($0)\r\n" }.joined() + "\r\n"
+        let parsed = try? parseAll(text).first
+        #expect(parsed.map(HTTPConnection.wantsKeepAlive) == keeps, "parsed HTTP/1.\(minor) Connection: \(connection)")
     }
 }

@@ -24,6 +24,37 @@ struct HTTPRequestParserTests {
         #expect(r.headers.fields[1].name == "X-Thing")
     }
 
+    /// Parsed headers stay bytes until read; every way of reading them agrees with headers
+    /// given as strings, and changing them keeps the rest.
+    @Test func receivedHeadersReadLikeGivenOnes() throws {
+        let text = "GET / HTTP/1.1\r\nHost: h\r\nAccept: image/webp\r\nX-Cafe: caf\u{E9}\r\n"
+            + "accept: */*\r\nX-Empty:\r\n\r\n"
+        let received = try #require(try parseAll(text).first).headers
+        let given = HTTPHeaders([("Host", "h"), ("Accept", "image/webp"), ("X-Cafe", "caf\u{E9}"),
+                                 ("accept", "*/*"), ("X-Empty", "")])
+        for headers in [received, given] {
+            #expect(headers["ACCEPT"] == "image/webp")
+            #expect(headers.values("Accept") == ["image/webp", "*/*"])
+            #expect(headers.contains("x-empty") && headers["X-Empty"] == "")
+            #expect(!headers.contains("Accep") && headers["Acceptt"] == nil && headers.values("nope").isEmpty)
+            #expect(headers.fields.map(\.name) == ["Host", "Accept", "X-Cafe", "accept", "X-Empty"])
+            #expect(headers.fields[2].value == "caf\u{E9}")
+            #expect(headers.containsValue(named: "Accept") { $0.count == 3 })
+            #expect(!headers.containsValue(named: "Host") { $0.count == 3 })
+            var changed = headers
+            changed.set("accept", "image/png")
+            changed.add("X-New", "1")
+            #expect(changed.fields.map(\.name) == ["Host", "X-Cafe", "X-Empty", "accept", "X-New"])
+            #expect(changed.values("Accept") == ["image/png"])
+            #expect(headers.values("Accept") == ["image/webp", "*/*"])   // the original is untouched
+        }
+        // A value byte that is not UTF-8 reads as U+FFFD, as before.
+        let raw: [UInt8] = Array("GET / HTTP/1.1\r\nHost: h\r\nX-Bin: a".utf8) + [0xFF] + Array("b\r\n\r\n".utf8)
+        var parser = HTTPRequestParser()
+        parser.append(contentsOf: raw)
+        #expect(try parser.nextRequest()?.headers["X-Bin"] == "a\u{FFFD}b")
+    }
+
     @Test func oneByteAtATime() throws {
         let text = "POST /echo HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
             + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n"
