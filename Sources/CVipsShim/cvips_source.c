@@ -8,19 +8,70 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cvips_internal.h"
 
+#define CVIPS_OPEN_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+static int checked_source(int fd, cvips_failure *failure);
+
 int
 cvips_source_open(const char *path, cvips_failure *failure)
 {
-    struct stat st;
+    return checked_source(open(path, CVIPS_OPEN_FLAGS), failure);
+}
+
+/* Whether the file open on `fd` is at `path` itself: /proc/self/fd/N names the file reached. */
+static int
+opened_at(int fd, const char *path)
+{
+    char link[64], target[4096];
+    ssize_t n;
+
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    n = readlink(link, target, sizeof target);
+    return n > 0 && (size_t) n < sizeof target && (size_t) n == strlen(path) && memcmp(target, path, (size_t) n) == 0;
+}
+
+int
+cvips_source_open_resolved(const char *path, cvips_failure *failure)
+{
+    struct open_how how;
     int fd;
+
+    memset(&how, 0, sizeof how);
+    how.flags = CVIPS_OPEN_FLAGS;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    fd = (int) syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS) {
+        fd = open(path, CVIPS_OPEN_FLAGS);
+        if (fd >= 0 && !opened_at(fd, path)) {
+            close(fd);
+            fd = -1;
+            errno = ELOOP;
+        }
+    }
+    if (fd < 0 && errno == ELOOP) {
+        failure->status = CVIPS_MOVED;
+        g_strlcpy(failure->message, "a symlink is now on the way to the source", CVIPS_MESSAGE_SIZE);
+        return -1;
+    }
+    return checked_source(fd, failure);
+}
+
+/* The checks of a freshly opened `fd` (or the open's failure, when fd < 0). */
+static int
+checked_source(int fd, cvips_failure *failure)
+{
+    struct stat st;
     int flags;
 
-    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
 

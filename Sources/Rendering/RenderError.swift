@@ -13,7 +13,7 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// A fault of the server: out of memory, encoder failure, unreadable file. HTTP 500.
         case internalFailure
         /// The file opened is not the one the request was resolved to (`RenderRequest.expectedSource`):
-        /// replaced or changed since, or while it was read. Its thumbnail must not be stored
+        /// replaced or changed since, or while it was read, or a symlink is now on the way to it. Its thumbnail must not be stored
         /// under the old key. HTTP 503 (the service first resolves the path again and retries).
         case sourceChanged
     }
@@ -48,6 +48,7 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         let kind: Kind = switch failure.status {
         case CVIPS_NOT_FOUND: .sourceNotFound
         case CVIPS_UNSUPPORTED: .unsupportedSource
+        case CVIPS_MOVED: .sourceChanged
         default: .internalFailure
         }
         self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)

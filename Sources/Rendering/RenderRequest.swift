@@ -12,9 +12,11 @@ public struct RenderRequest: Sendable {
     /// Pixel limit (width x height of one page, px) judged from the header before any decode;
     /// `100_000_000` by default (API.md); `0` means no limit.
     public var maxPixels: Int
-    /// The identity the caller resolved the source to (and keyed the result by); the render
-    /// fails with `.sourceChanged` when the file it opens has another, or gets another while it
-    /// is read. `nil` (default): not checked.
+    /// The identity the caller resolved the source to (and keyed the result by), with
+    /// `sourcePath` then free of symlinks (a realpath). The render fails with `.sourceChanged`
+    /// when a symlink is now on the way to `sourcePath`, or the file it opens has another
+    /// identity or gets another while it is read. `nil` (default): not checked, and `sourcePath`
+    /// may go through symlinks.
     public var expectedSource: SourceIdentity?
 
     public init(sourcePath: String, spec: GridSpec, format: ImageFormat? = nil,

@@ -23,7 +23,7 @@ public struct Renderer: Sendable {
         defer { cvips_job_end() }
         try Vips.start()
 
-        let source = try SourceFile(path: request.sourcePath)
+        let source = try SourceFile(path: request.sourcePath, resolved: request.expectedSource != nil)
         try source.check(request.expectedSource)
         let info = try source.header()
         try Self.checkPixelLimit(info, maxPixels: request.maxPixels)

@@ -11,11 +11,15 @@ import Darwin
 struct SourceFile: ~Copyable {
     let descriptor: Int32
 
+    /// `resolved`: `path` had no symlink in it when it was resolved (a realpath), and none may
+    /// be followed now (`cvips_source_open_resolved`): a directory or the file swapped for a
+    /// link since, perhaps to outside the library, is not opened.
     /// - Throws: `.sourceNotFound` (ENOENT), `.unsupportedSource` (not a regular file, empty),
-    ///   `.internalFailure` (other open errors, e.g. EACCES).
-    init(path: String) throws(RenderError) {
+    ///   `.sourceChanged` (a symlink on the way, when `resolved`), `.internalFailure` (other
+    ///   open errors, e.g. EACCES).
+    init(path: String, resolved: Bool = false) throws(RenderError) {
         var failure = cvips_failure()
-        let fd = cvips_source_open(path, &failure)
+        let fd = resolved ? cvips_source_open_resolved(path, &failure) : cvips_source_open(path, &failure)
         guard fd >= 0 else { throw RenderError(failure) }
         descriptor = fd
     }

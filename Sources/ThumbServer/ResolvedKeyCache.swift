@@ -11,9 +11,10 @@ import Glibc
 /// percent-decoding, NFC normalisation, per-segment lookups, `realpath` and key hashing of the
 /// first request for the same URL (nginx's `open_file_cache` plays the same part).
 ///
-/// Every use still `stat`s the requested path, following symlinks: a replaced source (new size
-/// or mtime), a deleted one, and a symlink on the way removed or pointed at another file are
-/// noticed at once. Entries also expire after `lifetime`.
+/// Every use still `stat`s the requested path, following symlinks, and wants the same file
+/// (device and inode) with the same size and mtime: a replaced or deleted source, and a symlink
+/// on the way removed or pointed at another file (inside the root or not), are noticed at once
+/// and the path is resolved again. Entries also expire after `lifetime`.
 /// Thread-safe: one `Mutex`.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
@@ -88,6 +89,7 @@ final class ResolvedKeyCache: Sendable {
         guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return nil }
         var st = stat()
         guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+              UInt64(st.st_ino) == entry.asset.inode, UInt64(st.st_dev) == entry.asset.device,
               Int(st.st_size) == entry.asset.identity.size,
               Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec) == entry.asset.identity.modifiedNanoseconds
         else { return nil }

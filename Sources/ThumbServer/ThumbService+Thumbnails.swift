@@ -5,8 +5,9 @@ import Thumbnails
 
 /// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (API.md, "Thumbnails").
 extension ThumbService {
-    /// `retries`: how many more times a render that finds its source changed since the path was
-    /// resolved starts over from the path (the file now there is the one the client wants).
+    /// `retries`: how many more times a render that finds its source changed or gone since the
+    /// path was resolved starts over from the path (the file now there, if any, is the one the
+    /// client wants: a `current -> v2` link switched and `v1` deleted must not give a 404).
     func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
         guard request.method == "GET" || request.method == "HEAD" else {
@@ -39,7 +40,8 @@ extension ThumbService {
             case .success(let result):
                 if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
                 completion(result.tier == .miss ? missResponse(result, for: key) : hitResponse(result, for: resolved))
-            case .failure(.render(let error)) where error.kind == .sourceChanged && retries > 0:
+            case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
+                && retries > 0:
                 respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
             case .failure(let error):
                 completion(Self.apiError(for: error).response)

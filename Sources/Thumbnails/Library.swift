@@ -15,6 +15,10 @@ public struct ResolvedAsset: Sendable, Equatable {
     /// removed, retargeted or replaced is noticed as well as a replaced file.
     public var requestedPath: String
     public var identity: SourceIdentity
+    /// Which file it was when resolved (`st_dev`, `st_ino`): `requestedPath` reaching another
+    /// file later (a link pointed elsewhere, perhaps outside the root) must be resolved again.
+    public var device: UInt64
+    public var inode: UInt64
 }
 
 /// Why an asset path does not name a servable file.
@@ -74,7 +78,8 @@ public struct Library: Sendable {
         let identity = SourceIdentity(size: Int(st.st_size),
                                       modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
         return ResolvedAsset(assetPath: normalized.joined(separator: "/"), absolutePath: resolved,
-                             requestedPath: path, identity: identity)
+                             requestedPath: path, identity: identity,
+                             device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     /// The spelling of `name` that exists in `directory`: as given, else its NFC or NFD form,

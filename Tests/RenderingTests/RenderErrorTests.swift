@@ -26,7 +26,8 @@ import Glibc
 
     /// A render checks the file it opened against the identity the caller keyed it by.
     @Test func aSourceOtherThanTheExpectedOneIsSourceChanged() throws {
-        let path = TestFiles.fixture("Landscape_1.jpg")
+        // A realpath: with an expected identity, no symlink may be on the way.
+        let path = try #require(URL(fileURLWithPath: TestFiles.fixture("Landscape_1.jpg")).resolvingSymlinksInPath().path)
         var st = stat()
         #expect(stat(path, &st) == 0)
         let actual = SourceIdentity(st)
@@ -46,6 +47,19 @@ import Glibc
         #expect(render(expecting: SourceIdentity(size: actual.size, modifiedNanoseconds: actual.modifiedNanoseconds + 1))
             == .sourceChanged)
         #expect(RenderError(kind: .sourceChanged, message: "").httpStatus == 503)
+        // A symlink on the way to an expected source is refused; without an expectation it is followed.
+        let directory = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let link = directory.resolvingSymlinksInPath().appendingPathComponent("link.jpg").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: path)
+        for (expected, kind) in [(actual, RenderError.Kind.sourceChanged), (nil, nil)] as [(SourceIdentity?, RenderError.Kind?)] {
+            do {
+                _ = try renderer.render(RenderRequest(sourcePath: link, spec: .grid("3"), expectedSource: expected))
+                #expect(kind == nil)
+            } catch {
+                #expect(error.kind == kind)
+            }
+        }
     }
 
     @Test func emptyFileIsUnsupported() throws {

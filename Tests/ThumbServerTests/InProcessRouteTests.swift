@@ -91,68 +91,6 @@ import Testing
         #expect(service.respond("GET", target).headers["Content-Type"] == "image/jpeg")
     }
 
-    /// A source replaced between the request's resolution and its render (here: while the only
-    /// render worker is held) is never stored under the old key: the request starts over from
-    /// the path and gets the new file's thumbnail, and the old version, put back with its old
-    /// size and mtime, gets its own thumbnail again (found by a fresh-eyes session: it used to
-    /// get the other file's, from memory and then from disk for good).
-    @Test func aSourceReplacedBeforeItsRenderIsNotStoredUnderTheOldKey() throws {
-        let library = NSTemporaryDirectory() + "thumbd-swap-\(UUID().uuidString)"
-        let fm = FileManager.default
-        try fm.createDirectory(atPath: library, withIntermediateDirectories: true)
-        defer { try? fm.removeItem(atPath: library) }
-        let photoA = Paths.fixturePhotos + "/Landscape_1.jpg", photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
-        try fm.copyItem(atPath: photoA, toPath: library + "/p.jpg")
-        #expect(link(library + "/p.jpg", library + "/.a-kept") == 0)   // A's inode, size and mtime
-        var config = Config()
-        config.library = library
-        config.cacheDirectory = library + "/.cache"
-        config.renderWorkers = 1
-        let thumbd = try Thumbd(config: config)
-        let service = thumbd.service
-        defer { service.pipeline.scheduler.stop() }
-        func get(_ target: String) -> HTTPResponse {
-            let done = DispatchSemaphore(value: 0)
-            let box = LockedArray<HTTPResponse>()
-            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0); done.signal() }
-            done.wait()
-            return box.values[0]
-        }
-        // References: each file's thumbnail, rendered under names of their own.
-        try fm.copyItem(atPath: photoA, toPath: library + "/a.jpg")
-        try fm.copyItem(atPath: photoB, toPath: library + "/b.jpg")
-        let thumbA = get("/thumbnails/3/a.jpg").body, thumbB = get("/thumbnails/3/b.jpg").body
-        let distinct = !thumbA.isEmpty && !thumbB.isEmpty && thumbA != thumbB
-        #expect(distinct)
-
-        let gate = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0)
-        #expect(service.pipeline.scheduler.enqueue(.foreground) { held.signal(); gate.wait() })
-        held.wait()
-        let responses = LockedArray<HTTPResponse>()
-        let answered = DispatchSemaphore(value: 0)
-        service.respond(to: HTTPRequest(method: "GET", target: "/thumbnails/3/p.jpg")) {
-            responses.append($0)
-            answered.signal()
-        }
-        // Resolved to A and queued behind the gate; now B takes A's place.
-        try fm.copyItem(atPath: photoB, toPath: library + "/.new")
-        #expect(rename(library + "/.new", library + "/p.jpg") == 0)
-        gate.signal()
-        answered.wait()
-        let swapped = responses.values[0]
-        #expect(swapped.status == 200)
-        let swappedIsB = swapped.body == thumbB   // (not in #expect: a failure would print every byte)
-        #expect(swappedIsB)
-
-        #expect(rename(library + "/.a-kept", library + "/p.jpg") == 0)   // A back, same identity
-        let back = get("/thumbnails/3/p.jpg")
-        #expect(back.status == 200)
-        let backIsA = back.body == thumbA
-        #expect(backIsA)
-        #expect(back.headers["ETag"] != swapped.headers["ETag"])
-        #expect(service.pipeline.renderStatistics.snapshot.failed == 1)   // the render under A's key
-    }
-
     @Test func errorsAreJSONWithTheirStatus() throws {
         let service = try Service()
         for (method, target, status, code) in [("GET", "/thumbnails/7/Landscape_1.jpg", 404, "not_found"),

@@ -23,6 +23,7 @@ typedef enum {
     CVIPS_NOT_FOUND = 1,   /* open(2) said ENOENT / ENOTDIR */
     CVIPS_UNSUPPORTED = 2, /* not a regular file, empty, unknown format, undecodable */
     CVIPS_INTERNAL = 3,    /* a fault on our side: out of memory, encoder failure, EACCES... */
+    CVIPS_MOVED = 4,       /* cvips_source_open_resolved: a symlink is now on the way to the file */
 } cvips_status;
 
 /* Bytes kept of a failure's sentence, including the NUL. Longer texts are cut. */
@@ -89,6 +90,13 @@ int cvips_limit_malloc_arenas(int arenas);
  * -1 with `failure` filled. Exists so libvips never opens a name itself: no FIFO hangs, no
  * "name[options]" parsing of file names, and header and pixels come from the same file. */
 int cvips_source_open(const char *path, cvips_failure *failure);
+
+/* As cvips_source_open, for a `path` that had no symlink in it when the caller resolved it
+ * (a realpath): refuses, with CVIPS_MOVED, to follow any symlink that has appeared on the way
+ * since (a directory or the file swapped for a link, perhaps to outside the library).
+ * openat2(RESOLVE_NO_SYMLINKS), or on kernels before 5.6 open(2) and then /proc/self/fd/N
+ * must read back `path` exactly. */
+int cvips_source_open_resolved(const char *path, cvips_failure *failure);
 
 /* Reads the header of the file open on `fd` (sequential access: no pixels decoded).
  * Returns 0, or -1 with `failure` filled. */

@@ -1,0 +1,149 @@
+import Foundation
+import HTTP
+import Testing
+@testable import ThumbServer
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sources that change between a request's resolution and its render: the render (held back
+/// behind the only render worker here) must notice, store nothing under the old key, and never
+/// read a file that a symlink has put on the way since (found by fresh-eyes sessions).
+@Suite struct SourceChangeTests {
+    /// A library of its own and a service with one render worker, driven in-process.
+    final class Library {
+        let root = NSTemporaryDirectory() + "thumbd-change-\(UUID().uuidString)"
+        let outside = NSTemporaryDirectory() + "thumbd-outside-\(UUID().uuidString)"
+        let service: ThumbService
+        static let photoA = Paths.fixturePhotos + "/Landscape_1.jpg"
+        static let photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
+        let fm = FileManager.default
+
+        init() throws {
+            for dir in [root, outside] { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            var config = Config()
+            config.library = root
+            config.cacheDirectory = root + "/.cache"
+            config.renderWorkers = 1
+            service = try Thumbd(config: config).service
+        }
+
+        deinit {
+            service.pipeline.scheduler.stop()
+            try? fm.removeItem(atPath: root)
+            try? fm.removeItem(atPath: outside)
+        }
+
+        func copy(_ photo: String, to path: String) throws { try fm.copyItem(atPath: photo, toPath: path) }
+
+        /// Points `name` (under the root) at `target` the way `ln -sfn` does: a new link renamed over.
+        func link(_ name: String, to target: String) throws {
+            try fm.createSymbolicLink(atPath: root + "/.tmp-link", withDestinationPath: target)
+            #expect(rename(root + "/.tmp-link", root + "/" + name) == 0)
+        }
+
+        func get(_ target: String) -> HTTPResponse {
+            let done = DispatchSemaphore(value: 0)
+            let box = LockedArray<HTTPResponse>()
+            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0); done.signal() }
+            done.wait()
+            return box.values[0]
+        }
+
+        /// GETs `target` while the render worker is held, so the request is resolved and queued;
+        /// runs `change`, then lets the render go and returns the response.
+        func get(_ target: String, changingBeforeTheRender change: () throws -> Void) rethrows -> HTTPResponse {
+            let gate = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0)
+            #expect(service.pipeline.scheduler.enqueue(.foreground) { held.signal(); gate.wait() })
+            held.wait()
+            let box = LockedArray<HTTPResponse>()
+            let answered = DispatchSemaphore(value: 0)
+            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0); answered.signal() }
+            try change()
+            gate.signal()
+            answered.wait()
+            return box.values[0]
+        }
+    }
+
+    /// The new file's thumbnail for the request, and the old version, put back with its old
+    /// size and mtime, gets its own thumbnail again (it used to get the other file's, from
+    /// memory and then from disk for good).
+    @Test func aSourceReplacedBeforeItsRenderIsNotStoredUnderTheOldKey() throws {
+        let lib = try Library()
+        try lib.copy(Library.photoA, to: lib.root + "/p.jpg")
+        #expect(link(lib.root + "/p.jpg", lib.root + "/.a-kept") == 0)   // A's inode, size and mtime
+        try lib.copy(Library.photoA, to: lib.root + "/a.jpg")
+        try lib.copy(Library.photoB, to: lib.root + "/b.jpg")
+        let thumbA = lib.get("/thumbnails/3/a.jpg").body, thumbB = lib.get("/thumbnails/3/b.jpg").body
+        let distinct = !thumbA.isEmpty && !thumbB.isEmpty && thumbA != thumbB   // (not in #expect:
+        #expect(distinct)                                                       // it would print every byte)
+
+        let swapped = try lib.get("/thumbnails/3/p.jpg") {
+            try lib.copy(Library.photoB, to: lib.root + "/.new")
+            #expect(rename(lib.root + "/.new", lib.root + "/p.jpg") == 0)
+        }
+        #expect(swapped.status == 200)
+        let swappedIsB = swapped.body == thumbB
+        #expect(swappedIsB)
+
+        #expect(rename(lib.root + "/.a-kept", lib.root + "/p.jpg") == 0)   // A back, same identity
+        let back = lib.get("/thumbnails/3/p.jpg")
+        #expect(back.status == 200)
+        let backIsA = back.body == thumbA
+        #expect(backIsA)
+        #expect(back.headers["ETag"] != swapped.headers["ETag"])
+        #expect(lib.service.pipeline.renderStatistics.snapshot.failed == 1)   // the render under A's key
+    }
+
+    /// A directory swapped for a symlink to outside the root, holding a file of the same size and
+    /// mtime, between resolution and render: 404, and the outside file is never opened.
+    @Test func aDirectorySwappedForALinkToOutsideIsNeverRead() throws {
+        let lib = try Library()
+        try lib.fm.createDirectory(atPath: lib.root + "/album", withIntermediateDirectories: false)
+        try lib.fm.createDirectory(atPath: lib.outside + "/album", withIntermediateDirectories: false)
+        try lib.copy(Library.photoA, to: lib.root + "/album/p.jpg")
+        try lib.copy(Library.photoA, to: lib.outside + "/album/p.jpg")
+        // The outside copy: same bytes, so the same size; the same mtime, to the nanosecond.
+        var st = stat()
+        #expect(stat(lib.root + "/album/p.jpg", &st) == 0)
+        var times = [st.st_atim, st.st_mtim]
+        #expect(utimensat(AT_FDCWD, lib.outside + "/album/p.jpg", &times, 0) == 0)
+
+        let response = try lib.get("/thumbnails/3/album/p.jpg") {
+            #expect(rename(lib.root + "/album", lib.root + "/album.old") == 0)
+            try lib.link("album", to: lib.outside + "/album")
+        }
+        #expect(response.status == 404)
+        #expect(lib.get("/thumbnails/3/album/p.jpg").status == 404)
+        let snapshot = lib.service.pipeline.renderStatistics.snapshot
+        #expect(snapshot.total == 1 && snapshot.failed == 1)   // refused at open: nothing rendered or stored
+
+        // With the inside file's thumbnail cached and memoised, the same swap is seen by the memo.
+        try lib.fm.removeItem(atPath: lib.root + "/album")
+        #expect(rename(lib.root + "/album.old", lib.root + "/album") == 0)
+        #expect(lib.get("/thumbnails/3/album/p.jpg").status == 200)
+        #expect(lib.get("/thumbnails/3/album/p.jpg").headers["X-Cache"] == "HIT-MEMORY")
+        #expect(rename(lib.root + "/album", lib.root + "/album.old") == 0)
+        try lib.link("album", to: lib.outside + "/album")
+        #expect(lib.get("/thumbnails/3/album/p.jpg").status == 404)
+    }
+
+    /// `current -> v1` switched to `v2` and `v1` deleted while a render of `current` waits: the
+    /// request starts over from the path and gets v2, not a 404.
+    @Test func aSwitchedLinkWhoseOldTargetIsDeletedIsRenderedFromTheNewOne() throws {
+        let lib = try Library()
+        try lib.copy(Library.photoA, to: lib.root + "/v1.jpg")
+        try lib.copy(Library.photoB, to: lib.root + "/v2.jpg")
+        try lib.copy(Library.photoB, to: lib.root + "/b.jpg")
+        let thumbB = lib.get("/thumbnails/3/b.jpg").body
+        try lib.link("current.jpg", to: "v1.jpg")
+        let response = try lib.get("/thumbnails/3/current.jpg") {
+            try lib.link("current.jpg", to: "v2.jpg")
+            try lib.fm.removeItem(atPath: lib.root + "/v1.jpg")
+        }
+        #expect(response.status == 200)
+        let isB = response.body == thumbB
+        #expect(isB)
+    }
+}
