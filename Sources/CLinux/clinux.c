@@ -2,10 +2,13 @@
 #include "clinux.h"
 
 #include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -56,4 +59,33 @@ void clinux_name_thread(const char *name) {
 ssize_t clinux_read_two(int fd, void *head, size_t head_length, void *body, size_t body_length, int nowait) {
     struct iovec parts[2] = { { head, head_length }, { body, body_length } };
     return preadv2(fd, parts, 2, 0, nowait ? RWF_NOWAIT : 0);
+}
+
+int
+clinux_sealed_memfd(const char *name, const void *bytes, size_t length)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    size_t done = 0;
+
+    if (fd < 0)
+        return -1;
+    while (done < length) {
+        ssize_t n = write(fd, (const char *) bytes + done, length - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        done += (size_t) n;
+    }
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }

@@ -64,8 +64,8 @@ extension ThumbService {
     /// A 200 from the memory or disk tier, with the URL's prepared headers.
     private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry) -> HTTPResponse {
         let headers = resolved.headers(tier: result.tier, format: result.thumbnail.format)
-        if let entry = result.file {
-            let region = HTTPFileRegion(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
+        if let file = result.file {
+            let region = HTTPFileRegion(fd: file.fd, offset: file.offset, count: file.count, owner: file.owner)
             return HTTPResponse(status: 200, headers: headers, file: region)
         }
         return HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes)

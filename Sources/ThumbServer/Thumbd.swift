@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTP
 import Rendering
 import Thumbnails
@@ -35,6 +38,7 @@ public final class Thumbd: Sendable {
         pipelineConfiguration.maxSourcePixels = config.maxSourcePixels
         pipelineConfiguration.maxSourceBytes = config.maxSourceBytes
         pipelineConfiguration.renderDeadlineSeconds = config.renderTimeoutSeconds
+        pipelineConfiguration.memoryFileBudget = Self.memoryFileBudget(maxConnections: config.maxConnections)
         let pipeline: ThumbnailPipeline
         do {
             pipeline = try ThumbnailPipeline(configuration: pipelineConfiguration)
@@ -78,6 +82,16 @@ public final class Thumbd: Sendable {
         self.service = service
         self.server = server
         self.accessLog = accessLog
+    }
+
+    /// How many memory-tier thumbnails may each hold a descriptor (a sealed memfd): what the
+    /// open-file limit (raised to its hard limit when serving starts) leaves after
+    /// `maxConnections` and 1,024 for everything else (disk entries kept open, renders, the
+    /// index). `0` when nothing is left: the memory tier then keeps arrays only.
+    static func memoryFileBudget(maxConnections: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return max(0, min(Int(clamping: limit.rlim_max), 1 << 20) - maxConnections - 1024)
     }
 
     /// Binds and starts serving; returns the bound port.

@@ -17,18 +17,31 @@ public final class MemoryCache: Sendable {
         public var evictions = 0
     }
 
+    /// A cached thumbnail: its bytes in `thumbnail`, or, when `file` is set, in that sealed memfd
+    /// (and `thumbnail.bytes` is empty).
+    public struct Entry: Sendable {
+        public let thumbnail: Thumbnail
+        public let file: MemoryFile?
+    }
+
     /// The byte limit (default 256 MiB in config).
     public let limitBytes: Int
-    private let state: Mutex<LRUList<Thumbnail>>
+    /// How many entries may keep their bytes in memfds at once (each holds a descriptor until
+    /// its last response is written); the rest keep them in arrays.
+    public let files: MemoryFile.Budget
+    private let state: Mutex<LRUList<Entry>>
 
-    /// - Parameter limitBytes: the bound on the sum of entry sizes, bytes; 0 disables the tier.
-    public init(limitBytes: Int) {
+    /// - Parameters:
+    ///   - limitBytes: the bound on the sum of entry sizes, bytes; 0 disables the tier.
+    ///   - fileBudget: entries that may be held in sealed memfds (`MemoryFile`); `0` (default): none.
+    public init(limitBytes: Int, fileBudget: Int = 0) {
         self.limitBytes = max(0, limitBytes)
-        self.state = Mutex(LRUList<Thumbnail>())
+        files = MemoryFile.Budget(limit: max(0, fileBudget))
+        self.state = Mutex(LRUList<Entry>())
     }
 
     /// The entry for `digest`, made most recently used; counts a hit or a miss.
-    public func value(for digest: String) -> Thumbnail? {
+    public func entry(for digest: String) -> Entry? {
         state.withLock { lru in
             if let value = lru.touch(digest) {
                 lru.hits += 1
@@ -37,6 +50,17 @@ public final class MemoryCache: Sendable {
             lru.misses += 1
             return nil
         }
+    }
+
+    /// The thumbnail for `digest` with its bytes in memory (read back from its memfd when it
+    /// has one), made most recently used; counts a hit or a miss. Nil also when a memfd cannot
+    /// be read.
+    public func value(for digest: String) -> Thumbnail? {
+        guard let entry = entry(for: digest) else { return nil }
+        guard let file = entry.file else { return entry.thumbnail }
+        guard let bytes = file.bytes() else { return nil }
+        let t = entry.thumbnail
+        return Thumbnail(bytes: bytes, format: t.format, width: t.width, height: t.height)
     }
 
     /// The entry for `digest` without counting or reordering (for prefetch's "already cached").
@@ -49,8 +73,13 @@ public final class MemoryCache: Sendable {
     public func insert(_ thumbnail: Thumbnail, for digest: String) {
         let cost = thumbnail.bytes.count
         guard cost <= limitBytes / 10, cost > 0 else { return }
+        var entry = Entry(thumbnail: thumbnail, file: nil)
+        if files.limit > 0, let file = MemoryFile(bytes: thumbnail.bytes, budget: files) {
+            let stripped = Thumbnail(bytes: [], format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
+            entry = Entry(thumbnail: stripped, file: file)
+        }
         state.withLock { lru in
-            lru.insert(digest, thumbnail, cost: cost)
+            lru.insert(digest, entry, cost: cost)
             while lru.totalCost > limitBytes, lru.removeLeastRecent() { lru.evictions += 1 }
         }
     }

@@ -16,6 +16,10 @@ public struct PipelineConfiguration: Sendable {
     public var maxSourceBytes: Int = 256 << 20
     /// Seconds a client waits for a render before it gets 503; 0 = no deadline. `30` by default.
     public var renderDeadlineSeconds: Double = 30
+    /// Memory-tier entries that may keep their bytes in sealed memfds (`MemoryFile`, one
+    /// descriptor each, sent with `sendfile`); the rest keep arrays. `0` (none) by default;
+    /// thumbd sets it from the descriptor limit.
+    public var memoryFileBudget: Int = 0
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

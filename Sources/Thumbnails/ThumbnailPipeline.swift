@@ -29,17 +29,28 @@ public struct ThumbnailResult: Sendable {
     public var tier: CacheTier
     /// Render time of the render this request waited for, ms; nil for hits.
     public var renderMilliseconds: Double?
-    /// A disk hit given as the open entry to send the bytes from (only to callers that accept
-    /// files, and only when the memory tier keeps nothing).
-    public var file: OpenDiskEntry?
+    /// A hit given as a file to send the bytes from (only to callers that accept files): a
+    /// memory hit held in a memfd, or a disk hit from its open entry when the memory tier
+    /// keeps nothing.
+    public var file: ThumbnailFile?
 
-    /// `renderMilliseconds` only for a miss; `file` only for a disk hit sent from its entry file.
-    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil, file: OpenDiskEntry? = nil) {
+    /// `renderMilliseconds` only for a miss; `file` only for a hit sent from a file.
+    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil, file: ThumbnailFile? = nil) {
         self.thumbnail = thumbnail
         self.tier = tier
         self.renderMilliseconds = renderMilliseconds
         self.file = file
     }
+}
+
+/// Where a hit's bytes lie in an open file: `count` bytes from `offset` of `fd`, which `owner`
+/// keeps open for as long as this value is held.
+public struct ThumbnailFile: Sendable {
+    public let fd: Int32
+    /// Bytes.
+    public let offset: Int
+    public let count: Int
+    public let owner: any AnyObject & Sendable
 }
 
 /// Why no thumbnail could be given.
@@ -99,7 +110,7 @@ public final class ThumbnailPipeline: Sendable {
     public init(configuration: PipelineConfiguration, renderer: Renderer = Renderer()) throws {
         self.configuration = configuration
         self.renderer = renderer
-        memory = MemoryCache(limitBytes: configuration.memoryLimitBytes)
+        memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
         disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit)
     }
@@ -126,15 +137,25 @@ public final class ThumbnailPipeline: Sendable {
     /// it gets one when the memory tier is off, so the bytes need not pass through memory.
     public func cached(_ key: CacheKey, acceptsFile: Bool = false) -> CachedLookup {
         let digest = key.digest
-        if let thumbnail = memory.value(for: digest) {
-            return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .memory))
+        if let entry = memory.entry(for: digest) {
+            guard let file = entry.file else { return .hit(ThumbnailResult(thumbnail: entry.thumbnail, tier: .memory)) }
+            if acceptsFile {
+                return .hit(ThumbnailResult(thumbnail: entry.thumbnail, tier: .memory,
+                                            file: ThumbnailFile(fd: file.fd, offset: 0, count: file.count, owner: file)))
+            }
+            if let bytes = file.bytes() {
+                let t = entry.thumbnail
+                return .hit(ThumbnailResult(thumbnail: Thumbnail(bytes: bytes, format: t.format, width: t.width, height: t.height),
+                                            tier: .memory))
+            }
         }
         let diskLookup: DiskCache.Lookup
         if acceptsFile && memory.limitBytes == 0 {
             switch disk.openWithoutWaiting(key) {
             case .hit(let entry):
                 let thumbnail = Thumbnail(bytes: [], format: entry.format, width: entry.width, height: entry.height)
-                return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: entry))
+                let file = ThumbnailFile(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
+                return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: file))
             case .miss: diskLookup = .miss
             case .wouldBlock: diskLookup = .wouldBlock
             }

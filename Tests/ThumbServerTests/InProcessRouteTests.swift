@@ -32,7 +32,7 @@ import Testing
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
             thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
-                box.append($0)
+                box.append($0.withFileRead)
                 done.signal()
             }
             done.wait()
@@ -120,7 +120,7 @@ import Testing
         for _ in 0..<2 {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: "GET", target: "/thumbnails/5/fake.jpg")) { box.append($0); done.signal() }
+            thumbd.service.respond(to: HTTPRequest(method: "GET", target: "/thumbnails/5/fake.jpg")) { box.append($0.withFileRead); done.signal() }
             done.wait()
             #expect(box.values[0].status == 415)
             #expect(box.values[0].headers["ETag"] == nil)

@@ -45,7 +45,7 @@ import Glibc
         func get(_ target: String) -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
-            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0); done.signal() }
+            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0.withFileRead); done.signal() }
             done.wait()
             return box.values[0]
         }
@@ -58,7 +58,7 @@ import Glibc
             held.wait()
             let box = LockedArray<HTTPResponse>()
             let answered = DispatchSemaphore(value: 0)
-            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0); answered.signal() }
+            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0.withFileRead); answered.signal() }
             try change()
             gate.signal()
             answered.wait()

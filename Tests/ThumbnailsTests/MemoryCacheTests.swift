@@ -1,4 +1,7 @@
 import Rendering
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Thumbnails
 
@@ -23,6 +26,38 @@ import Testing
         #expect(stats.evictions == 1)
         #expect(stats.hits == 2)
         #expect(stats.misses == 1)
+    }
+
+    /// Within the file budget entries keep their bytes in sealed memfds (sent with sendfile);
+    /// beyond it, in arrays. Evicting closes the descriptor.
+    @Test func entriesWithinTheFileBudgetLiveInSealedMemfds() throws {
+        let cache = MemoryCache(limitBytes: 1000, fileBudget: 2)
+        let bytes = (0..<100).map { UInt8($0) }
+        for name in ["a", "b", "c"] {
+            cache.insert(Thumbnail(bytes: bytes, format: .png, width: 2, height: 3), for: name)
+        }
+        #expect(cache.files.openCount == 2)
+        let a = try #require(cache.entry(for: "a")), c = try #require(cache.entry(for: "c"))
+        let file = try #require(a.file)
+        #expect(a.thumbnail.bytes.isEmpty && a.thumbnail.format == .png && a.thumbnail.width == 2)
+        #expect(file.count == 100 && file.bytes() == bytes)
+        #expect(c.file == nil && c.thumbnail.bytes == bytes)   // over the budget: an array
+        #expect(cache.value(for: "a")?.bytes == bytes)          // read back for callers that want bytes
+        // Sealed: neither written nor grown.
+        #expect(pwrite(file.fd, [9], 1, 0) == -1)
+        #expect(ftruncate(file.fd, 1000) == -1)
+        var st = stat()
+        #expect(fstat(file.fd, &st) == 0 && st.st_size == 100)
+    }
+
+    @Test func evictingAFileEntryClosesItsDescriptor() {
+        let cache = MemoryCache(limitBytes: 1000, fileBudget: 1)
+        cache.insert(thumbnail(100), for: "a")
+        #expect(cache.files.openCount == 1)
+        // Ten more of 100 bytes (arrays: the budget is taken) push "a" out.
+        for i in 0..<10 { cache.insert(thumbnail(100), for: "filler-\(i)") }
+        #expect(cache.entry(for: "a") == nil)
+        #expect(cache.files.openCount == 0)
     }
 
     @Test func refusesEntriesOverTenPercentOfTheLimit() {

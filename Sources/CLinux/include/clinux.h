@@ -1,7 +1,8 @@
 // Linux calls that Swift's Glibc module does not import (it is built without _GNU_SOURCE), in
 // fixed-layout wrappers: epoll(7) and eventfd(2) for the HTTP event loops (`struct epoll_event`
 // is packed on x86-64, so events come back as (id, event bits) pairs), thread names, and
-// preadv2(2) with RWF_NOWAIT for the disk cache's page-cache-only reads.
+// preadv2(2) with RWF_NOWAIT for the disk cache's page-cache-only reads, and sealed memfds for
+// the memory cache.
 #ifndef CLINUX_H
 #define CLINUX_H
 
@@ -39,5 +40,11 @@ void clinux_name_thread(const char *name);
 /// errno EAGAIN when that would mean waiting for the disk. Returns the bytes read (may be short),
 /// or -1 with errno set.
 ssize_t clinux_read_two(int fd, void *head, size_t head_length, void *body, size_t body_length, int nowait);
+
+/// A sealed memfd holding `length` bytes from `bytes` (memfd_create with MFD_CLOEXEC, write,
+/// then F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL: its content can never change,
+/// so pages handed to sockets by sendfile(2) stay what they were). The descriptor, or -1 with
+/// errno set.
+int clinux_sealed_memfd(const char *name, const void *bytes, size_t length);
 
 #endif
