@@ -22,6 +22,14 @@ public final class MemoryCache: Sendable {
     public struct Entry: Sendable {
         public let thumbnail: Thumbnail
         public let file: MemoryFile?
+
+        /// The thumbnail with its bytes in memory, read back from `file` when it has one; nil
+        /// when that read fails.
+        public func withBytes() -> Thumbnail? {
+            guard let file else { return thumbnail }
+            guard let bytes = file.bytes() else { return nil }
+            return Thumbnail(bytes: bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
+        }
     }
 
     /// The byte limit (default 256 MiB in config).
@@ -56,11 +64,7 @@ public final class MemoryCache: Sendable {
     /// has one), made most recently used; counts a hit or a miss. Nil also when a memfd cannot
     /// be read.
     public func value(for digest: String) -> Thumbnail? {
-        guard let entry = entry(for: digest) else { return nil }
-        guard let file = entry.file else { return entry.thumbnail }
-        guard let bytes = file.bytes() else { return nil }
-        let t = entry.thumbnail
-        return Thumbnail(bytes: bytes, format: t.format, width: t.width, height: t.height)
+        entry(for: digest)?.withBytes()
     }
 
     /// The entry for `digest` without counting or reordering (for prefetch's "already cached").

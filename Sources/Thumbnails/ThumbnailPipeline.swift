@@ -133,21 +133,17 @@ public final class ThumbnailPipeline: Sendable {
     /// memory tier, then a disk entry in the page cache (no flight, no thread hop, no deadline
     /// timer: reading an entry twice at once costs less than coordinating). Counts hits and
     /// misses as `thumbnail` does.
-    /// `acceptsFile`: the caller can send a disk hit from an open file (`ThumbnailResult.file`);
-    /// it gets one when the memory tier is off, so the bytes need not pass through memory.
+    /// `acceptsFile`: the caller can send a hit from an open file (`ThumbnailResult.file`): a
+    /// memory entry held in a memfd, or, when the memory tier is off, a disk entry, so the bytes
+    /// need not pass through memory.
     public func cached(_ key: CacheKey, acceptsFile: Bool = false) -> CachedLookup {
         let digest = key.digest
         if let entry = memory.entry(for: digest) {
-            guard let file = entry.file else { return .hit(ThumbnailResult(thumbnail: entry.thumbnail, tier: .memory)) }
-            if acceptsFile {
+            if acceptsFile, let file = entry.file {
                 return .hit(ThumbnailResult(thumbnail: entry.thumbnail, tier: .memory,
                                             file: ThumbnailFile(fd: file.fd, offset: 0, count: file.count, owner: file)))
             }
-            if let bytes = file.bytes() {
-                let t = entry.thumbnail
-                return .hit(ThumbnailResult(thumbnail: Thumbnail(bytes: bytes, format: t.format, width: t.width, height: t.height),
-                                            tier: .memory))
-            }
+            if let thumbnail = entry.withBytes() { return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .memory)) }
         }
         let diskLookup: DiskCache.Lookup
         if acceptsFile && memory.limitBytes == 0 {
