@@ -142,26 +142,27 @@ final class HTTPReceivedFields: Sendable {
     /// The values of the fields named `name` (ASCII case-insensitive), in order; with `first`,
     /// at most the first.
     func values(_ name: String, first: Bool) -> [String] {
-        var name = name
-        name.makeContiguousUTF8()
-        return name.utf8.withContiguousStorageIfAvailable { wanted in
-            bytes.withUnsafeBufferPointer { b in
-                var found: [String] = []
-                for span in spans where Self.nameMatches(b, span, wanted) {
-                    found.append(Self.string(b, span.valueStart, span.valueEnd))
-                    if first { break }
-                }
-                return found
+        withBytes(of: name) { b, wanted in
+            var found: [String] = []
+            for span in spans where Self.nameMatches(b, span, wanted) {
+                found.append(Self.string(b, span.valueStart, span.valueEnd))
+                if first { break }
             }
-        } ?? []
+            return found
+        }
     }
 
     func contains(_ name: String) -> Bool {
+        withBytes(of: name) { b, wanted in spans.contains { Self.nameMatches(b, $0, wanted) } }
+    }
+
+    /// `body` over the received bytes and `name`'s UTF-8 bytes.
+    private func withBytes<R>(of name: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
         var name = name
         name.makeContiguousUTF8()
         return name.utf8.withContiguousStorageIfAvailable { wanted in
-            bytes.withUnsafeBufferPointer { b in spans.contains { Self.nameMatches(b, $0, wanted) } }
-        } ?? false
+            bytes.withUnsafeBufferPointer { body($0, wanted) }
+        }!
     }
 
     func containsValue(named name: StaticString, where test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {

@@ -90,8 +90,7 @@ final class ResolvedKeyCache: Sendable {
         var st = stat()
         guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               UInt64(st.st_ino) == entry.asset.inode, UInt64(st.st_dev) == entry.asset.device,
-              Int(st.st_size) == entry.asset.identity.size,
-              Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec) == entry.asset.identity.modifiedNanoseconds
+              SourceIdentity(st) == entry.asset.identity
         else { return nil }
         return entry
     }

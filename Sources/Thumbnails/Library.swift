@@ -75,10 +75,8 @@ public struct Library: Sendable {
         case S_IFDIR: throw .notFound
         default: throw .notRegularFile
         }
-        let identity = SourceIdentity(size: Int(st.st_size),
-                                      modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
         return ResolvedAsset(assetPath: normalized.joined(separator: "/"), absolutePath: resolved,
-                             requestedPath: path, identity: identity,
+                             requestedPath: path, identity: SourceIdentity(st),
                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 

@@ -245,9 +245,7 @@ public final class LibraryIndex: Sendable {
                 if absolute != skippedDirectory { walk(absolute, relative: path, into: &files) }
             case S_IFREG:
                 if files[path] == nil {
-                    files[path] = (SourceIdentity(size: Int(st.st_size),
-                                                  modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)),
-                                   absolute)
+                    files[path] = (SourceIdentity(st), absolute)
                 }
             default:
                 continue
