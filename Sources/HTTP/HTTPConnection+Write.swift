@@ -3,62 +3,58 @@ import Glibc
 #endif
 import Dispatch
 
-/// Writing responses: head and body go to `writev` as two buffers (the body is the responder's
+/// Writing responses: head and body go to `sendmsg` as two buffers (the body is the responder's
 /// array, never copied), then a file part with `sendfile(2)`; on EAGAIN the rest is parked and
 /// resumed when epoll reports the socket writable (asked for only while something is parked).
 extension HTTPConnection {
     /// Serializes `response` for the in-flight request and starts writing it. On return the
     /// phase is `.idle` (written, keep going), `.writing` (parked), `.lingering` or `.closed`.
-    func startWrite(_ response: HTTPResponse) {
-        guard let request = inFlight else { return }
+    ///
+    /// The response is moved into `response` and stays there until it is written (its body
+    /// and file part are sent from it, and its headers go to the exchange record): one
+    /// response costs no copies of its arrays or references.
+    func startWrite(_ response: consuming HTTPResponse) {
+        guard inFlight != nil else { return }
         phase = .writing
-        closeAfterResponse = lingerAfterResponse || !request.keepAlive || drainRequested
+        closeAfterResponse = lingerAfterResponse || inFlight?.keepAlive != true || drainRequested
             || context.draining
         let directive: HTTPResponseSerializer.ConnectionDirective =
-            closeAfterResponse ? .close : (request.isHTTP10 ? .keepAlive : .none)
+            closeAfterResponse ? .close : (inFlight?.isHTTP10 == true ? .keepAlive : .none)
         HTTPResponseSerializer.writeHead(into: &head, response: response, connection: directive,
                                          dateLine: context.dateCache.currentLine())
-        let sendsBody = !request.isHead && !HTTPStatus.hasNoContent(response.status)
-        body = sendsBody ? response.body : []
-        file = sendsBody ? response.file : nil
+        if inFlight?.isHead == true || HTTPStatus.hasNoContent(response.status) {
+            response.body = []
+            response.file = nil
+        }
         headSent = 0
         bodySent = 0
         fileSent = 0
-        responseStatus = response.status
-        if context.server.configuration.onExchange != nil { responseHeaders = response.headers }
+        self.response = response
         if flush() { responseWritten() }
     }
 
     /// Writes as much of the parked response as the socket takes. True when all of it is
     /// written; false when parked on EAGAIN (waiting for EPOLLOUT) or the connection closed.
     func flush() -> Bool {
+        // Taken out of the connection while they are sent: reading a class's array inside a
+        // closure would retain it for every call.
+        var head: [UInt8] = []
+        var body: [UInt8] = []
+        swap(&head, &self.head)
+        swap(&body, &response.body)
+        defer {
+            swap(&head, &self.head)
+            swap(&body, &response.body)
+        }
         while true {
             let headLeft = head.count - headSent
             let bodyLeft = body.count - bodySent
             if headLeft == 0 && bodyLeft == 0 { return flushFile() }
+            let more = response.file != nil
             let n = head.withUnsafeBytes { h in
                 body.withUnsafeBytes { b in
-                    var iov = (iovec(), iovec())
-                    return withUnsafeMutableBytes(of: &iov) { raw -> Int in
-                        let v = raw.bindMemory(to: iovec.self)
-                        var count: Int32 = 0
-                        if headLeft > 0 {
-                            v[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: h.baseAddress! + headSent),
-                                         iov_len: headLeft)
-                            count = 1
-                        }
-                        if bodyLeft > 0 {
-                            v[Int(count)] = iovec(iov_base: UnsafeMutableRawPointer(mutating: b.baseAddress! + bodySent),
-                                                  iov_len: bodyLeft)
-                            count += 1
-                        }
-                        // With a file part to follow, MSG_MORE lets the kernel put the head in
-                        // the same segment as the file's first bytes (nginx's tcp_nopush).
-                        var message = msghdr()
-                        message.msg_iov = v.baseAddress
-                        message.msg_iovlen = Int(count)
-                        return sendmsg(fd, &message, file == nil ? 0 : Int32(MSG_MORE))
-                    }
+                    Self.sendHeadAndBody(fd, h.baseAddress.map { $0 + headSent }, headLeft,
+                              b.baseAddress.map { $0 + bodySent }, bodyLeft, more: more)
                 }
             }
             if n > 0 {
@@ -72,6 +68,30 @@ extension HTTPConnection {
             }
             if retriesAfterFailedWrite(n) { continue }
             return false
+        }
+    }
+
+    /// One `sendmsg(2)` of up to two buffers (head, body). With a file part to follow, MSG_MORE
+    /// lets the kernel put the head in the same segment as the file's first bytes (nginx's
+    /// tcp_nopush).
+    static func sendHeadAndBody(_ fd: Int32, _ head: UnsafeRawPointer?, _ headCount: Int,
+                     _ body: UnsafeRawPointer?, _ bodyCount: Int, more: Bool) -> Int {
+        var iov = (iovec(), iovec())
+        return withUnsafeMutableBytes(of: &iov) { raw -> Int in
+            let v = raw.bindMemory(to: iovec.self)
+            var count = 0
+            if headCount > 0, let head {
+                v[0] = iovec(iov_base: UnsafeMutableRawPointer(mutating: head), iov_len: headCount)
+                count = 1
+            }
+            if bodyCount > 0, let body {
+                v[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: body), iov_len: bodyCount)
+                count += 1
+            }
+            var message = msghdr()
+            message.msg_iov = v.baseAddress
+            message.msg_iovlen = count
+            return sendmsg(fd, &message, more ? Int32(MSG_MORE) : 0)
         }
     }
 
@@ -93,7 +113,7 @@ extension HTTPConnection {
     /// false when parked on EAGAIN or the connection closed (an error, or the file ended early:
     /// the client must not take a short body for the whole).
     func flushFile() -> Bool {
-        guard let region = file else { return true }
+        guard let region = response.file else { return true }
         while fileSent < region.count {
             var offset = off_t(region.offset + fileSent)
             let n = sendfile(fd, region.fd, &offset, region.count - fileSent)
@@ -112,14 +132,12 @@ extension HTTPConnection {
         let now = DispatchTime.now().uptimeNanoseconds
         if let onExchange = context.server.configuration.onExchange, let request = inFlight {
             onExchange(HTTPExchangeRecord(method: request.method, target: request.target,
-                                          status: responseStatus, bodyBytes: body.count + (file?.count ?? 0),
+                                          status: response.status, bodyBytes: response.contentLength,
                                           durationNanoseconds: now &- request.parsedAt,
-                                          responseHeaders: responseHeaders))
-            responseHeaders = HTTPHeaders()
+                                          responseHeaders: response.headers))
         }
         inFlight = nil
-        body = []
-        file = nil
+        response = HTTPResponse.none
         lastActivity = now
         if lingerAfterResponse {
             startLingering()

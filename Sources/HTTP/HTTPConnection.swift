@@ -59,16 +59,15 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// A response delivered synchronously from inside `respond`.
     var syncResponse: HTTPResponse?
 
-    // The response being written: `head` is reused from response to response.
+    /// The response being written (`HTTPResponse.none` between responses); its body and file
+    /// part are cleared for a HEAD request and for statuses without content.
+    var response = HTTPResponse.none
+    /// The serialized head of `response`, reused from response to response.
     var head: [UInt8] = []
-    var body: [UInt8] = []
-    /// The response's file part, sent after `body`; `fileSent` bytes of it so far.
-    var file: HTTPFileRegion?
-    var fileSent = 0
     var headSent = 0
     var bodySent = 0
-    var responseStatus = 0
-    var responseHeaders = HTTPHeaders()
+    /// Bytes of `response.file` sent so far.
+    var fileSent = 0
     var closeAfterResponse = false
     var lingerAfterResponse = false
 
@@ -192,8 +191,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         if registration != 0 { context.loop.unregister(registration) }
         readSuspended = true
         writeSuspended = true
-        body = []
-        file = nil
+        response = HTTPResponse.none
         inFlight = nil
         syncResponse = nil
         _ = Glibc.close(fd)

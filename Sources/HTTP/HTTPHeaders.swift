@@ -7,21 +7,39 @@
 /// `Accept-Language`, …) that nothing reads, and making a `String` of each cost more than the
 /// rest of the parse.
 public struct HTTPHeaders: Sendable, Sequence {
-    /// Fields given as strings (by responders and tests, or taken out of `received` on a change).
-    private var given: [(name: String, value: String)] = []
-    /// Fields as received, when these headers came from the parser and have not been changed.
-    private var received: HTTPReceivedFields?
-    /// The fields as serialized by `prepared()`; any change drops it.
-    private(set) var wire: HTTPHeaderWire?
+    /// Where the fields are. One reference whichever the case, so a copy of a response's or a
+    /// request's headers costs one retain.
+    private enum Storage: Sendable {
+        /// Given as strings (by responders and tests, or taken out of the others on a change).
+        case given([(name: String, value: String)])
+        /// As received, when these headers came from the parser and have not been changed.
+        case received(HTTPReceivedFields)
+        /// Given, and serialized once by `prepared()`.
+        case prepared(HTTPHeaderWire)
+    }
 
-    public init() {}
-    public init(_ fields: [(String, String)]) { given = fields.map { (name: $0.0, value: $0.1) } }
+    private var storage: Storage
+
+    public init() { storage = .given([]) }
+    public init(_ fields: [(String, String)]) { storage = .given(fields.map { (name: $0.0, value: $0.1) }) }
 
     /// The parser's headers: `received` as they came.
-    init(received: HTTPReceivedFields) { self.received = received }
+    init(received: HTTPReceivedFields) { storage = .received(received) }
+
+    /// The serialized fields, when these headers were `prepared()` and not changed since.
+    var wire: HTTPHeaderWire? {
+        if case .prepared(let wire) = storage { return wire }
+        return nil
+    }
 
     /// Every field, in order (made into strings now when they were received as bytes).
-    public var fields: [(name: String, value: String)] { received?.allFields() ?? given }
+    public var fields: [(name: String, value: String)] {
+        switch storage {
+        case .given(let fields): return fields
+        case .received(let received): return received.allFields()
+        case .prepared(let wire): return wire.fields
+        }
+    }
 
     /// These fields with their serialized form attached, for headers sent unchanged on many
     /// responses (a cached thumbnail's `Content-Type`, `ETag`, …): the server then copies the
@@ -29,69 +47,73 @@ public struct HTTPHeaders: Sendable, Sequence {
     /// on any response (see `HTTPResponseSerializer.writeHead`). A copy that is changed
     /// afterwards loses the serialized form and is written field by field.
     public func prepared() -> HTTPHeaders {
-        var copy = self
+        let fields = self.fields
         var bytes: [UInt8] = []
         HTTPResponseSerializer.appendFields(&bytes, fields)
-        copy.wire = HTTPHeaderWire(bytes: bytes)
+        var copy = HTTPHeaders()
+        copy.storage = .prepared(HTTPHeaderWire(fields: fields, bytes: bytes))
         return copy
     }
 
-    /// Before a change: received fields become strings, and the serialized form goes.
-    private mutating func willChange() {
-        if let received {
-            given = received.allFields()
-            self.received = nil
+    /// Changes the fields as strings (received and prepared ones become given ones first).
+    private mutating func change(_ body: (inout [(name: String, value: String)]) -> Void) {
+        var fields: [(name: String, value: String)]
+        switch storage {
+        case .given(let given): fields = given
+        case .received(let received): fields = received.allFields()
+        case .prepared(let wire): fields = wire.fields
         }
-        wire = nil
+        storage = .given([])   // so `fields` is the only reference and changes in place
+        body(&fields)
+        storage = .given(fields)
     }
 
     /// Appends a field, keeping any earlier field of the same name.
     public mutating func add(_ name: String, _ value: String) {
-        willChange()
-        given.append((name: name, value: value))
+        change { $0.append((name: name, value: value)) }
     }
 
     /// Replaces every field of this name with one field.
     public mutating func set(_ name: String, _ value: String) {
-        remove(name)
-        given.append((name: name, value: value))
+        change { fields in
+            fields.removeAll { Self.namesEqual($0.name, name) }
+            fields.append((name: name, value: value))
+        }
     }
 
     /// Reserves room for `count` fields, so a caller that knows the count appends without
     /// regrowing the array (responders on their hot path).
     public mutating func reserveCapacity(_ count: Int) {
-        willChange()
-        given.reserveCapacity(count)
+        change { $0.reserveCapacity(count) }
     }
 
     /// Removes every field of this name.
     public mutating func remove(_ name: String) {
-        willChange()
-        given.removeAll { Self.namesEqual($0.name, name) }
+        change { $0.removeAll { Self.namesEqual($0.name, name) } }
     }
 
     /// The first value of the field with this name, or nil.
     public subscript(name: String) -> String? {
-        if let received { return received.values(name, first: true).first }
-        return given.first { Self.namesEqual($0.name, name) }?.value
+        if case .received(let received) = storage { return received.values(name, first: true).first }
+        return fields.first { Self.namesEqual($0.name, name) }?.value
     }
 
     /// Every value of the fields with this name, in order.
     public func values(_ name: String) -> [String] {
-        if let received { return received.values(name, first: false) }
-        return given.filter { Self.namesEqual($0.name, name) }.map(\.value)
+        if case .received(let received) = storage { return received.values(name, first: false) }
+        return fields.filter { Self.namesEqual($0.name, name) }.map(\.value)
     }
 
     public func contains(_ name: String) -> Bool {
-        if let received { return received.contains(name) }
-        return given.contains { Self.namesEqual($0.name, name) }
+        if case .received(let received) = storage { return received.contains(name) }
+        return fields.contains { Self.namesEqual($0.name, name) }
     }
 
     /// Whether some field named `name` has a value for which `test` holds, judged on the value's
     /// UTF-8 bytes without making strings (the server's own reads, such as `Connection`).
     func containsValue(named name: StaticString, where test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
-        if let received { return received.containsValue(named: name, where: test) }
-        for field in given where Self.namesEqual(field.name, name.description) {
+        if case .received(let received) = storage { return received.containsValue(named: name, where: test) }
+        for field in fields where Self.namesEqual(field.name, name.description) {
             var value = field.value
             value.makeContiguousUTF8()
             if value.utf8.withContiguousStorageIfAvailable(test) == true { return true }
@@ -190,8 +212,12 @@ final class HTTPReceivedFields: Sendable {
     }
 }
 
-/// The serialized header lines (`name: value` CRLF each) of prepared `HTTPHeaders`.
+/// Prepared `HTTPHeaders`: the fields and their serialized lines (`name: value` CRLF each).
 final class HTTPHeaderWire: Sendable {
+    let fields: [(name: String, value: String)]
     let bytes: [UInt8]
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(fields: [(name: String, value: String)], bytes: [UInt8]) {
+        self.fields = fields
+        self.bytes = bytes
+    }
 }

@@ -84,6 +84,9 @@ public struct HTTPResponse: Sendable {
         self.file = file
     }
 
+    /// No response (status 0): what a connection holds between responses.
+    static let none = HTTPResponse(status: 0)
+
     /// Body bytes in all: `body`, then `file`'s.
     public var contentLength: Int { body.count + (file?.count ?? 0) }
 }
