@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -88,4 +90,26 @@ clinux_sealed_memfd(const char *name, const void *bytes, size_t length)
         return -1;
     }
     return fd;
+}
+
+const uint32_t clinux_inotify_isdir = IN_ISDIR, clinux_inotify_overflow = IN_Q_OVERFLOW,
+               clinux_inotify_ignored = IN_IGNORED, clinux_inotify_create = IN_CREATE,
+               clinux_inotify_moved_from = IN_MOVED_FROM, clinux_inotify_moved_to = IN_MOVED_TO,
+               clinux_inotify_move_self = IN_MOVE_SELF, clinux_inotify_delete_self = IN_DELETE_SELF;
+
+int clinux_inotify(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+
+int
+clinux_inotify_watch_directory(int fd, const char *path)
+{
+    return inotify_add_watch(fd, path,
+                             IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM
+                                 | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW);
+}
+
+int
+clinux_inotify_pending(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }

@@ -18,11 +18,12 @@ extension HTTPConnection {
                 sendError(error)
                 return
             }
-            guard let request else {
+            guard var request else {
                 waitForMoreInput()
                 return
             }
             requestStartedAt = 0
+            request.loopIndex = context.index
             dispatch(request)
         }
     }

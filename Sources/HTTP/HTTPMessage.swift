@@ -27,6 +27,10 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The request body, de-chunked when it came with `Transfer-Encoding: chunked`. Empty when none.
     public var body: [UInt8]
+    /// Which of the server's event loops read the request, `0..<queueCount` (0 outside a
+    /// server): a responder may keep per-loop state (memos, watches) that the other loops'
+    /// threads never touch, so that a request shares no lock or reference count with them.
+    public var loopIndex = 0
 
     public init(method: String, target: String, version: HTTPVersion = .http1_1,
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

@@ -10,6 +10,8 @@ import Dispatch
 final class HTTPWorker: @unchecked Sendable {
     /// The thread (epoll) this worker's connections run on.
     let loop: HTTPEventLoop
+    /// Which of the server's workers this is (`HTTPRequest.loopIndex`).
+    let index: Int
     /// The server, for its responder, settings and connection accounting.
     let server: HTTPServer
     let limits: HTTPParserLimits
@@ -31,6 +33,7 @@ final class HTTPWorker: @unchecked Sendable {
     /// - Throws: `HTTPServerError.eventLoopFailed` when the loop's descriptors cannot be made.
     init(index: Int, server: HTTPServer, configuration: HTTPServerConfiguration) throws(HTTPServerError) {
         self.server = server
+        self.index = index
         limits = configuration.parserLimits
         let header = Self.nanoseconds(configuration.headerTimeout)
         let idle = Self.nanoseconds(configuration.idleTimeout)

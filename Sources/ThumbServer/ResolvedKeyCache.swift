@@ -11,11 +11,14 @@ import Glibc
 /// percent-decoding, NFC normalisation, per-segment lookups, `realpath` and key hashing of the
 /// first request for the same URL (nginx's `open_file_cache` plays the same part).
 ///
-/// Every use still `stat`s the requested path, following symlinks, and wants the same file
-/// (device and inode) with the same size and mtime: a replaced or deleted source, and a symlink
-/// on the way removed or pointed at another file (inside the root or not), are noticed at once
-/// and the path is resolved again. Entries also expire after `lifetime`.
-/// Thread-safe: one `Mutex`.
+/// A use `stat`s the requested path, following symlinks, and wants the same file (device and
+/// inode) with the same size and mtime: a replaced or deleted source, and a symlink on the way
+/// removed or pointed at another file (inside the root or not), are noticed at once and the
+/// path is resolved again. With a `LibraryWatch`, the `stat` is skipped while the watch's stamp
+/// is the one the entry was last checked under (nothing in the library changed since, as the
+/// kernel reports changes). Entries expire after `lifetime`, which bounds how long a change the
+/// watch cannot see (see `LibraryWatch`) goes unnoticed.
+/// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
     /// asset's strings.
@@ -23,16 +26,19 @@ final class ResolvedKeyCache: Sendable {
         let key: CacheKey
         let asset: ResolvedAsset
         let expires: UInt64
+        /// The watch's stamp when the source was last found unchanged (`noStamp`: none).
+        let checkedStamp: Atomic<UInt64>
         /// The prepared headers of a hit on this key from each hit tier in each format, built
         /// when the entry is: reading them takes no lock.
         private let hitHeaders: [HTTPHeaders]
 
         /// `hitHeaders` builds the headers of a 200 from a tier in a format; each is prepared.
-        init(key: CacheKey, asset: ResolvedAsset, expires: UInt64,
+        init(key: CacheKey, asset: ResolvedAsset, expires: UInt64, checkedStamp: UInt64?,
              hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) {
             self.key = key
             self.asset = asset
             self.expires = expires
+            self.checkedStamp = Atomic(checkedStamp ?? ResolvedKeyCache.noStamp)
             self.hitHeaders = [CacheTier.memory, .disk].flatMap { tier in
                 [ImageFormat.jpeg, .png, .webp].map { hitHeaders(tier, $0).prepared() }
             }
@@ -80,26 +86,47 @@ final class ResolvedKeyCache: Sendable {
     let lifetime: UInt64 = 2_000_000_000
     /// Entries kept at most; the memo is emptied when it fills. `16,384`.
     let capacity = 16_384
+    /// No stamp: never equal to one a `LibraryWatch` gives (its generations count in 4s from 0).
+    static let noStamp = UInt64.max
+    /// Tells when nothing has changed since an entry was checked; nil: every use `stat`s.
+    let watch: LibraryWatch?
     private let entries = Mutex<[Memo: Entry]>([:])
+    /// Sources `stat`ed to check a memoised entry (for `/stats`).
+    private let sourceChecks = Atomic<Int>(0)
+
+    init(watch: LibraryWatch?) {
+        self.watch = watch
+    }
+
+    /// The stamp to give `lookUp` and `store`, taken before anything about the source is read.
+    func stamp() -> UInt64? { watch?.stamp() }
+
+    /// How many times an entry's source was `stat`ed (as opposed to trusted on the watch's stamp).
+    var sourceCheckCount: Int { sourceChecks.load(ordering: .relaxed) }
 
     /// The memoised entry for `path` with `format`, if present, unexpired and the source is
-    /// unchanged on disk.
-    func lookUp(_ path: Substring, format: FormatChoice) -> Entry? {
+    /// unchanged on disk: known to be, when `stamp` (from `stamp()`, taken before this call) is
+    /// the one the entry was last checked under; otherwise checked with a `stat`.
+    func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Entry? {
         let now = DispatchTime.now().uptimeNanoseconds
         guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return nil }
+        if let stamp, entry.checkedStamp.load(ordering: .relaxed) == stamp { return entry }
+        sourceChecks.wrappingAdd(1, ordering: .relaxed)
         var st = stat()
         guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               UInt64(st.st_ino) == entry.asset.inode, UInt64(st.st_dev) == entry.asset.device,
               SourceIdentity(st) == entry.asset.identity
         else { return nil }
+        if let stamp { entry.checkedStamp.store(stamp, ordering: .relaxed) }
         return entry
     }
 
-    /// Memoises `key` and `asset` for `path` with `format`; returns the new entry.
-    func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset,
+    /// Memoises `key` and `asset` for `path` with `format`; returns the new entry. `stamp` is
+    /// the one taken before `asset` was resolved.
+    func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset, stamp: UInt64?,
                hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) -> Entry {
         let entry = Entry(key: key, asset: asset, expires: DispatchTime.now().uptimeNanoseconds + lifetime,
-                          hitHeaders: hitHeaders)
+                          checkedStamp: stamp, hitHeaders: hitHeaders)
         // A copy of the path alone, so the memo does not keep the whole request target alive.
         let memo = Memo(format: format, path: Substring(String(path)))
         entries.withLock { entries in

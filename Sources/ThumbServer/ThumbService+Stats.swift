@@ -17,6 +17,11 @@ extension ThumbService {
         var prefetch: Prefetcher.Statistics
         var libraryAssets: Int
         var headerReads: Int
+        /// The lanes' watches together (see `ThumbService.resolvedKeys`); nil when the library
+        /// is not watched (`library_watch = false`).
+        var watch: LibraryWatch.Statistics?
+        var watchInstances: Int
+        var sourceChecks: Int
     }
 
     func statsSnapshot() -> StatsSnapshot {
@@ -28,7 +33,18 @@ extension ThumbService {
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
                              prefetch: prefetcher.statistics,
                              libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
-                             headerReads: index.headerReads)
+                             headerReads: index.headerReads, watch: watchStatistics(),
+                             watchInstances: resolvedKeys.count { $0.watch != nil },
+                             sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount })
+    }
+
+    /// The lanes' watches summed: active when all are; directories per instance (each watches
+    /// the whole tree); events and rewalks of all instances.
+    private func watchStatistics() -> LibraryWatch.Statistics? {
+        let all = resolvedKeys.compactMap { $0.watch?.statistics }
+        guard !all.isEmpty else { return nil }
+        return LibraryWatch.Statistics(active: all.allSatisfy(\.active), directories: all.map(\.directories).max() ?? 0,
+                                       events: all.reduce(0) { $0 + $1.events }, rewalks: all.reduce(0) { $0 + $1.rewalks })
     }
 
     func statsJSON() -> String {
@@ -48,7 +64,9 @@ extension ThumbService {
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
-        "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads)},\
+        "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
+        "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
+        "events":\(s.watch?.events ?? 0),"rewalks":\(s.watch?.rewalks ?? 0)}},\
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
 
         """
@@ -105,6 +123,14 @@ extension ThumbService {
         metric("thumbd_library_assets", "gauge", "Images in the library listing.", [("", "\(s.libraryAssets)")])
         metric("thumbd_library_header_reads_total", "counter", "Image headers read by the library index.",
                [("", "\(s.headerReads)")])
+        metric("thumbd_library_source_checks_total", "counter",
+               "Sources stat'ed to check a recently resolved URL (the rest were trusted on the library watch).",
+               [("", "\(s.sourceChecks)")])
+        metric("thumbd_library_watch_active", "gauge", "1 when inotify watches the whole library, else 0.",
+               [("", s.watch?.active == true ? "1" : "0")])
+        metric("thumbd_library_watch_directories", "gauge", "Library directories watched.",
+               [("", "\(s.watch?.directories ?? 0)")])
+        metric("thumbd_library_watch_events_total", "counter", "inotify events read.", [("", "\(s.watch?.events ?? 0)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
         return out

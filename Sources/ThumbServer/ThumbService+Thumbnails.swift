@@ -96,9 +96,11 @@ extension ThumbService {
     func resolvedURL(for request: HTTPRequest) throws(APIError) -> ResolvedKeyCache.Entry {
         let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
                                                   webpEnabled: configuration.webpEnabled)
-        if let known = resolvedKeys.lookUp(request.path, format: format) { return known }
+        let memo = resolvedKeys[request.loopIndex % resolvedKeys.count]
+        let stamp = memo.stamp()
+        if let known = memo.lookUp(request.path, format: format, stamp: stamp) { return known }
         let (key, asset) = try resolveCacheKey(path: request.path, format: format)
-        return resolvedKeys.store(request.path, format: format, key: key, asset: asset) { tier, format in
+        return memo.store(request.path, format: format, key: key, asset: asset, stamp: stamp) { tier, format in
             thumbnailHeaders(for: key, format: format, tier: tier)
         }
     }

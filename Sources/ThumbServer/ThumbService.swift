@@ -14,13 +14,21 @@ public final class ThumbService: HTTPResponder {
     public let index: LibraryIndex
     public let prefetcher: Prefetcher
     public let requests = RequestStatistics()
-    /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`).
-    let resolvedKeys = ResolvedKeyCache()
+    /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`), one memo per lane: a request
+    /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
+    /// shared with the other loops on a hit).
+    let resolvedKeys: [ResolvedKeyCache]
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 
-    public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex) {
+    /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, up
+    ///   to a few): each tells its lane when the library changed, so hits need not `stat` their
+    ///   source; nil: every thumbnail request on that lane `stat`s its source. Default: one
+    ///   lane, unwatched.
+    public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
+                watches: [LibraryWatch?] = [nil]) {
         self.configuration = configuration
+        resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
         self.library = library
         self.pipeline = pipeline
         self.index = index

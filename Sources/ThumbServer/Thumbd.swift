@@ -59,10 +59,23 @@ public final class Thumbd: Sendable {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }
         index.startWatching(interval: config.indexRescanSeconds)
-        let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index)
+        // One watch per HTTP event loop (up to 8), each with its own inotify instance: a hit asks
+        // its own loop's instance whether anything changed, sharing no kernel lock with the others.
+        let loops = ProcessInfo.processInfo.activeProcessorCount
+        var watches: [LibraryWatch?] = [nil]
+        if config.libraryWatch {
+            watches = (0..<min(max(loops, 1), 8)).map { _ in LibraryWatch(root: library.root) }
+            if !watches.allSatisfy({ $0?.statistics.active == true }) {
+                FileHandle.standardError.write(Data(("thumbd: library_watch: inotify cannot watch all of \(library.root) "
+                    + "(see fs.inotify.max_user_watches and max_user_instances); requests will stat their source\n").utf8))
+            }
+        }
+        let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index,
+                                   watches: watches)
         let accessLog = config.accessLog ? AccessLog() : nil
 
         var http = HTTPServerConfiguration()
+        http.queueCount = loops
         http.host = config.host
         http.port = UInt16(config.port)
         http.maxConnections = config.maxConnections

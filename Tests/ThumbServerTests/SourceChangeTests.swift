@@ -19,11 +19,15 @@ import Glibc
         static let photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
         let fm = FileManager.default
 
-        init() throws {
+        /// - Parameters:
+        ///   - watched: `library_watch`.
+        ///   - cacheInside: the cache directory inside the root (`.cache`), or beside it.
+        init(watched: Bool = true, cacheInside: Bool = true) throws {
             for dir in [root, outside] { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
             var config = Config()
             config.library = root
-            config.cacheDirectory = root + "/.cache"
+            config.cacheDirectory = cacheInside ? root + "/.cache" : outside + "/cache"
+            config.libraryWatch = watched
             config.renderWorkers = 1
             service = try Thumbd(config: config).service
         }
@@ -145,5 +149,28 @@ import Glibc
         #expect(response.status == 200)
         let isB = response.body == thumbB
         #expect(isB)
+    }
+
+    /// Hits of a memoised URL trust the library watch instead of a `stat` of the source (the
+    /// point of `LibraryWatch`); unwatched, every hit `stat`s it. Either way a file replaced as
+    /// `mv` does is served from the very next request.
+    @Test(arguments: [true, false]) func hitsTrustTheWatchAndAReplacementIsSeenAtOnce(watched: Bool) throws {
+        let lib = try Library(watched: watched, cacheInside: false)
+        try lib.copy(Library.photoA, to: lib.root + "/p.jpg")
+        let first = lib.get("/thumbnails/3/p.jpg")
+        #expect(first.status == 200 && first.headers["X-Cache"] == "MISS")
+        for _ in 0..<20 {
+            let hit = lib.get("/thumbnails/3/p.jpg")
+            #expect(hit.headers["X-Cache"] == "HIT-MEMORY" && hit.headers["ETag"] == first.headers["ETag"])
+        }
+        let checks = lib.service.resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount }
+        #expect(checks == (watched ? 0 : 20))
+        #expect(lib.service.statsJSON().contains("\"watch\":{\"enabled\":\(watched),\"instances\":"))
+
+        try lib.copy(Library.photoB, to: lib.root + "/.p.tmp")
+        #expect(rename(lib.root + "/.p.tmp", lib.root + "/p.jpg") == 0)
+        let replaced = lib.get("/thumbnails/3/p.jpg")
+        #expect(replaced.status == 200 && replaced.headers["X-Cache"] == "MISS")
+        #expect(replaced.headers["ETag"] != first.headers["ETag"])
     }
 }

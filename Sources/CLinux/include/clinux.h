@@ -47,4 +47,25 @@ ssize_t clinux_read_two(int fd, void *head, size_t head_length, void *body, size
 /// errno set.
 int clinux_sealed_memfd(const char *name, const void *bytes, size_t length);
 
+// MARK: inotify(7), for LibraryWatch
+
+/// Event bits as inotify(7) names them: the event is about a directory, the queue overflowed
+/// (events were lost), the watch was removed, the watched directory itself was moved.
+extern const uint32_t clinux_inotify_isdir, clinux_inotify_overflow, clinux_inotify_ignored,
+                      clinux_inotify_create, clinux_inotify_moved_from, clinux_inotify_moved_to,
+                      clinux_inotify_move_self, clinux_inotify_delete_self;
+
+/// A non-blocking, close-on-exec inotify instance: the descriptor, or -1 with errno set.
+int clinux_inotify(void);
+
+/// Watches directory `path` (not followed when a symlink) for what changes a file's content,
+/// metadata or name: IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_FROM,
+/// IN_MOVED_TO, IN_DELETE_SELF, IN_MOVE_SELF; not reads or opens. The watch descriptor (the
+/// same one when the directory is already watched), or -1 with errno set (ENOSPC: the
+/// fs.inotify.max_user_watches limit).
+int clinux_inotify_watch_directory(int fd, const char *path);
+
+/// Bytes of events queued on inotify descriptor `fd` (ioctl FIONREAD), or -1 with errno set.
+int clinux_inotify_pending(int fd);
+
 #endif

@@ -47,6 +47,11 @@ public struct Config: Sendable, Equatable {
     public var maxBodyBytes = 1 << 20
     /// Seconds in-flight requests get on SIGTERM (`shutdown_grace_seconds`). `10` by default.
     public var shutdownGraceSeconds = 10.0
+    /// Whether library changes are noticed through inotify(7) (`library_watch`), so that a hit
+    /// trusts its resolved source without a `stat` while nothing changed (see `LibraryWatch`).
+    /// `true` by default; turn it off for a network filesystem changed from other hosts, which
+    /// inotify does not see (then every request `stat`s its source).
+    public var libraryWatch = true
     /// Seconds between rescans of the library for added, changed and removed files
     /// (`index_rescan_seconds`). `2` by default.
     public var indexRescanSeconds = 2.0

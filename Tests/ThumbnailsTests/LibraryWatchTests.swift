@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import Thumbnails
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The inotify watch that lets hits skip a `stat`: every change made through the library's
+/// directories must move the stamp before the next `stamp()` returns, reads must not, and
+/// directories that appear later (created, moved in, moved within) must be watched too.
+@Suite struct LibraryWatchTests {
+    let dir = TemporaryDirectory("thumbd-watch")
+    let outside = TemporaryDirectory("thumbd-watch-outside")
+    /// The root with symlinks resolved, as `Library` gives it.
+    let root: String
+    let watch: LibraryWatch
+
+    init() throws {
+        dir.write("2024/a.jpg", [1, 2, 3])
+        dir.write("2024/deep/b.jpg", [4, 5])
+        dir.write("c.jpg", [6])
+        root = try Library(root: dir.path).root
+        watch = try #require(LibraryWatch(root: root))
+    }
+
+    func write(_ relative: String, _ bytes: [UInt8] = [7, 7, 7]) {
+        FileManager.default.createFile(atPath: root + "/" + relative, contents: Data(bytes))
+    }
+
+    /// A change, then: the stamp moved, and it stays put afterwards while nothing else happens.
+    func expectChange(_ what: Comment, _ change: () -> Void) throws {
+        let before = try #require(watch.stamp())
+        change()
+        let after = try #require(watch.stamp(), what)
+        #expect(after != before, what)
+        #expect(watch.stamp() == after, what)
+    }
+
+    @Test func anUnchangedTreeKeepsItsStampAndReadsDoNotMoveIt() throws {
+        let stats = watch.statistics
+        #expect(stats.active)
+        #expect(stats.directories == 3)   // the root, 2024, 2024/deep
+        let first = try #require(watch.stamp())
+        #expect(watch.stamp() == first)
+        // What a render or a header read does: open, read, stat, close.
+        let bytes = FileManager.default.contents(atPath: root + "/2024/a.jpg")
+        #expect(bytes == Data([1, 2, 3]))
+        var st = stat()
+        #expect(stat(root + "/2024/deep/b.jpg", &st) == 0)
+        #expect(watch.stamp() == first)
+        #expect(watch.statistics.events == 0)
+    }
+
+    @Test func everyKindOfChangeMovesTheStamp() throws {
+        try expectChange("written in place") {
+            let fd = open(root + "/2024/a.jpg", O_WRONLY | O_APPEND)
+            _ = Glibc.write(fd, [UInt8(9)], 1)
+            close(fd)
+        }
+        try expectChange("truncated") { _ = truncate(root + "/2024/deep/b.jpg", 1) }
+        try expectChange("touched, same content") {
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+            _ = utimensat(AT_FDCWD, root + "/c.jpg", &times, 0)
+        }
+        try expectChange("mode changed") { _ = chmod(root + "/c.jpg", 0o600) }
+        try expectChange("renamed over") {
+            write(".c.jpg.tmp", [8, 8])
+            _ = rename(root + "/.c.jpg.tmp", root + "/c.jpg")
+        }
+        try expectChange("created") { write("2024/deep/new.jpg") }
+        try expectChange("deleted") { _ = unlink(root + "/2024/deep/new.jpg") }
+        try expectChange("symlink made") { _ = symlink(root + "/c.jpg", root + "/link.jpg") }
+        try expectChange("symlink retargeted, as ln -sfn does") {
+            _ = symlink(root + "/2024/a.jpg", root + "/.link.tmp")
+            _ = rename(root + "/.link.tmp", root + "/link.jpg")
+        }
+        try expectChange("a file moved out of the library") {
+            _ = rename(root + "/2024/a.jpg", outside.path + "/a.jpg")
+        }
+        try expectChange("a file moved in") { _ = rename(outside.path + "/a.jpg", root + "/2024/deep/a.jpg") }
+        #expect(watch.statistics.events >= 11)
+    }
+
+    @Test func directoriesCreatedLaterAreWatchedToTheirDepth() throws {
+        try expectChange("directories created") {
+            _ = mkdir(root + "/2025", 0o755)
+            // Made before the watch has read the first event: found by walking the new one.
+            _ = mkdir(root + "/2025/06", 0o755)
+            _ = mkdir(root + "/2025/06/trip", 0o755)
+        }
+        #expect(watch.statistics.directories == 6)
+        try expectChange("a file in the deepest new directory") { write("2025/06/trip/x.jpg") }
+        try expectChange("written again") { write("2025/06/trip/x.jpg", [1]) }
+    }
+
+    @Test func directoriesMovedInOrWithinAreWatchedUnderTheirNewPaths() throws {
+        try FileManager.default.createDirectory(atPath: outside.path + "/album/day1", withIntermediateDirectories: true)
+        try expectChange("a directory tree moved in") {
+            _ = rename(outside.path + "/album", root + "/album")
+        }
+        try expectChange("a file in the moved-in tree") { write("album/day1/x.jpg") }
+        try expectChange("a directory moved within the library") { _ = rename(root + "/2024", root + "/2023") }
+        // Its subdirectory's watch now has to know it as 2023/deep: a directory made there is
+        // found under that path and watched in turn.
+        try expectChange("a directory made in the moved one's subdirectory") { _ = mkdir(root + "/2023/deep/new", 0o755) }
+        try expectChange("a file in it") { write("2023/deep/new/y.jpg") }
+        try expectChange("the old file, at its new path") { write("2023/deep/b.jpg", [3]) }
+    }
+
+    @Test func anOverflowedQueueWithdrawsStampsUntilTheTreeIsWalkedAgain() throws {
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        try #require(limit <= 200_000, "fs.inotify.max_queued_events is \(limit): too many events to overflow in a test")
+        _ = try #require(watch.stamp())
+        // Alternating between two files, so that the kernel cannot merge repeated events.
+        for i in 0...(limit / 2 + 10) {
+            _ = chmod(root + "/c.jpg", i % 2 == 0 ? 0o600 : 0o644)
+            _ = chmod(root + "/2024/a.jpg", i % 2 == 0 ? 0o600 : 0o644)
+        }
+        // A directory made while the events were being lost: only the walk after the overflow finds it.
+        _ = mkdir(root + "/late", 0o755)
+        var stamp = watch.stamp()
+        #expect(stamp == nil)
+        let deadline = Date().addingTimeInterval(10)
+        while stamp == nil && Date() < deadline {
+            usleep(10_000)
+            stamp = watch.stamp()
+        }
+        let settled = try #require(stamp)
+        #expect(watch.statistics.rewalks == 1)
+        #expect(watch.statistics.active)
+        #expect(watch.stamp() == settled)
+        try expectChange("a file in the directory found by the walk") { write("late/z.jpg") }
+    }
+}
