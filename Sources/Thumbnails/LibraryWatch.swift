@@ -19,8 +19,9 @@ import Glibc
 /// answered from before the change.
 ///
 /// What it cannot see (inotify(7), "Limitations and caveats"): writes through a shared `mmap`,
-/// writes through a hard link that lives outside the library, and changes made by another host
-/// on a network filesystem. Users of the stamps still `stat` each source when their entry
+/// writes through a hard link that lives outside the library, changes made by another host on a
+/// network filesystem, and a directory above the root renamed with a new tree put in its
+/// place (the root itself moved or deleted is seen, and its path walked again). Users of the stamps still `stat` each source when their entry
 /// expires (`ResolvedKeyCache`: every 2 s); `library_watch = false` in config turns the watch
 /// off, and then every request `stat`s its source.
 ///
@@ -138,8 +139,9 @@ public final class LibraryWatch: Sendable {
     }
 
     /// Reads the queued events (up to 64 buffers' worth; any left are read by the next
-    /// `stamp`), watching directories that were created or moved in. True when the kernel's
-    /// queue overflowed.
+    /// `stamp`), watching directories that were created or moved in. True when the whole tree
+    /// must be walked again: the kernel's queue overflowed, or the root itself was moved or
+    /// deleted.
     private func handle(_ s: inout State) -> Bool {
         var overflowed = false
         var created: [String] = []
@@ -158,6 +160,11 @@ public final class LibraryWatch: Sendable {
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
                     if mask & clinux_inotify_overflow != 0 { overflowed = true }
+                    // The root itself moved or deleted (a new tree put in its place, say):
+                    // what is at its path now is watched by walking it again.
+                    if s.directories[wd] == root, mask & (clinux_inotify_move_self | clinux_inotify_delete_self) != 0 {
+                        overflowed = true
+                    }
                     if mask & clinux_inotify_ignored != 0 { s.directories[wd] = nil }
                     if mask & clinux_inotify_isdir != 0, mask & (clinux_inotify_create | clinux_inotify_moved_to) != 0,
                        length > 0, let parent = s.directories[wd] {
@@ -176,8 +183,9 @@ public final class LibraryWatch: Sendable {
         return overflowed
     }
 
-    /// After an overflow: events were lost, among them perhaps new directories. Walks the whole
-    /// tree again off the request path; stamps come back when it is done.
+    /// After an overflow (events were lost, among them perhaps new directories) or with a new
+    /// directory at the root's path: walks the whole tree again off the request path; stamps
+    /// come back when it is done.
     private func rewalk() {
         queue.async { [self] in
             var found: [Int32: String] = [:]

@@ -132,4 +132,23 @@ import Glibc
         #expect(watch.stamp() == settled)
         try expectChange("a file in the directory found by the walk") { write("late/z.jpg") }
     }
+
+    /// `mv library library.old && mv library.new library`: what is at the root's path is walked
+    /// and watched (no stamps meanwhile).
+    @Test func aNewTreeAtTheRootsPathIsWatched() throws {
+        let replacement = outside.path + "/new"
+        try FileManager.default.createDirectory(atPath: replacement + "/2024", withIntermediateDirectories: true)
+        _ = try #require(watch.stamp())
+        #expect(rename(root, outside.path + "/old") == 0)
+        #expect(rename(replacement, root) == 0)
+        var stamp = watch.stamp()
+        let deadline = Date().addingTimeInterval(10)
+        while stamp == nil && Date() < deadline {
+            usleep(10_000)
+            stamp = watch.stamp()
+        }
+        _ = try #require(stamp)
+        #expect(watch.statistics.rewalks == 1)
+        try expectChange("a file in the new tree") { write("2024/x.jpg") }
+    }
 }
