@@ -18,7 +18,7 @@ extension HTTPConnection {
                 sendError(error)
                 return
             }
-            guard var request else {
+            guard var request = consume request else {
                 waitForMoreInput()
                 return
             }

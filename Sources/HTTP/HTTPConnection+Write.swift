@@ -130,11 +130,13 @@ extension HTTPConnection {
     /// The whole response is with the kernel: report it, then keep the connection, linger or close.
     func responseWritten() {
         let now = DispatchTime.now().uptimeNanoseconds
-        if let onExchange = context.server.configuration.onExchange, let request = inFlight {
-            onExchange(HTTPExchangeRecord(method: request.method, target: request.target,
-                                          status: response.status, bodyBytes: response.contentLength,
-                                          durationNanoseconds: now &- request.parsedAt,
-                                          responseHeaders: response.headers))
+        if let onExchange = context.onExchange, let request = inFlight {
+            var record = HTTPExchangeRecord(method: request.method, target: request.target,
+                                            status: response.status, bodyBytes: response.contentLength,
+                                            durationNanoseconds: now &- request.parsedAt,
+                                            responseHeaders: response.headers)
+            record.loopIndex = context.index
+            onExchange(record)
         }
         inFlight = nil
         response = HTTPResponse.none

@@ -134,6 +134,9 @@ public struct HTTPExchangeRecord: Sendable {
     public var durationNanoseconds: UInt64
     /// Response headers as given by the responder (e.g. `X-Cache`), for the access log.
     public var responseHeaders: HTTPHeaders
+    /// Which event loop served it (`HTTPRequest.loopIndex`): a recorder may keep per-loop
+    /// counters that the loops' threads do not share.
+    public var loopIndex = 0
 
     public init(method: String, target: String, status: Int, bodyBytes: Int,
                 durationNanoseconds: UInt64, responseHeaders: HTTPHeaders) {

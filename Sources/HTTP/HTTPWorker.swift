@@ -15,6 +15,8 @@ final class HTTPWorker: @unchecked Sendable {
     /// The server, for its responder, settings and connection accounting.
     let server: HTTPServer
     let limits: HTTPParserLimits
+    /// `configuration.onExchange`, kept here so a response does not reach it through the server.
+    let onExchange: (@Sendable (HTTPExchangeRecord) -> Void)?
     let headerTimeoutNanoseconds: UInt64
     let idleTimeoutNanoseconds: UInt64
     /// How long a connection closed after an error keeps discarding input, in ns.
@@ -35,6 +37,7 @@ final class HTTPWorker: @unchecked Sendable {
         self.server = server
         self.index = index
         limits = configuration.parserLimits
+        onExchange = configuration.onExchange
         let header = Self.nanoseconds(configuration.headerTimeout)
         let idle = Self.nanoseconds(configuration.idleTimeout)
         headerTimeoutNanoseconds = header

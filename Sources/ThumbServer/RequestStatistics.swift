@@ -4,7 +4,9 @@ import Synchronization
 
 /// Request counters for `/stats` (`requests`) and the Prometheus request metrics, fed by the
 /// server's `onExchange` hook so that every response is counted once, parser errors included.
-/// Thread-safe: one `Mutex`.
+/// Thread-safe: one `Mutex` per shard; an exchange is counted in the shard of the event loop
+/// that served it (`HTTPExchangeRecord.loopIndex`), so the loops never wait on one lock or pass
+/// its cache line back and forth; a snapshot adds the shards up.
 public final class RequestStatistics: Sendable {
     public struct Snapshot: Sendable {
         public var total = 0
@@ -28,18 +30,25 @@ public final class RequestStatistics: Sendable {
     }
 
     private static let boundsNanoseconds = bucketBounds.map { UInt64(($0 * 1e9).rounded()) }
-    private let state = Mutex(Counters())
+    /// A shard's counters, in an object of its own (its own cache lines).
+    private final class Shard: Sendable {
+        let state = Mutex(Counters())
+    }
+    private let shards: [Shard]
     /// When the server started (`uptime_seconds`).
     public let startedAt = DispatchTime.now()
 
-    public init() {}
+    /// - Parameter shards: counter sets, one per event loop (`1` by default).
+    public init(shards: Int = 1) {
+        self.shards = (0..<max(1, shards)).map { _ in Shard() }
+    }
 
     /// Counts one finished exchange (a status outside 100...599 counts as the 500 it was sent as).
     public func record(_ exchange: HTTPExchangeRecord) {
         let ns = exchange.durationNanoseconds
         let status = (100...599).contains(exchange.status) ? exchange.status : 500
         let bucket = Self.boundsNanoseconds.firstIndex { ns <= $0 }
-        state.withLock { s in
+        shards[exchange.loopIndex % shards.count].state.withLock { s in
             s.total += 1
             s.byStatus[status - 100] += 1
             s.sumNanoseconds &+= ns
@@ -48,7 +57,14 @@ public final class RequestStatistics: Sendable {
     }
 
     public var snapshot: Snapshot {
-        let c = state.withLock { $0 }
+        var c = Counters()
+        for shard in shards {
+            let part = shard.state.withLock { $0 }
+            c.total += part.total
+            for i in c.byStatus.indices { c.byStatus[i] += part.byStatus[i] }
+            for i in c.buckets.indices { c.buckets[i] += part.buckets[i] }
+            c.sumNanoseconds &+= part.sumNanoseconds
+        }
         var snapshot = Snapshot()
         snapshot.total = c.total
         for (i, n) in c.byStatus.enumerated() where n > 0 { snapshot.byStatus[100 + i] = n }

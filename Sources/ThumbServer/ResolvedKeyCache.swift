@@ -74,8 +74,12 @@ final class ResolvedKeyCache: Sendable {
             withBytes { hasher.combine(bytes: $0) }
         }
 
-        /// The path's UTF-8 bytes (native strings are contiguous; others are copied first).
+        /// The path's UTF-8 bytes (native strings are contiguous, read in place; others are
+        /// copied first).
         private func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+            if let result = path.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
+                return result
+            }
             var path = path
             path.makeContiguousUTF8()
             return path.utf8.withContiguousStorageIfAvailable { body(UnsafeRawBufferPointer($0)) }!

@@ -13,7 +13,7 @@ public final class ThumbService: HTTPResponder {
     public let pipeline: ThumbnailPipeline
     public let index: LibraryIndex
     public let prefetcher: Prefetcher
-    public let requests = RequestStatistics()
+    public let requests: RequestStatistics
     /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`), one memo per lane: a request
     /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
     /// shared with the other loops on a hit).
@@ -24,11 +24,12 @@ public final class ThumbService: HTTPResponder {
     /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, up
     ///   to a few): each tells its lane when the library changed, so hits need not `stat` their
     ///   source; nil: every thumbnail request on that lane `stat`s its source. Default: one
-    ///   lane, unwatched.
+    ///   lane, unwatched. The request counters have a shard per lane too.
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
                 watches: [LibraryWatch?] = [nil]) {
         self.configuration = configuration
         resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
+        requests = RequestStatistics(shards: resolvedKeys.count)
         self.library = library
         self.pipeline = pipeline
         self.index = index
