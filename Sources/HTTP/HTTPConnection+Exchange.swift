@@ -60,11 +60,10 @@ extension HTTPConnection {
                             isHTTP10: request.version.minor == 0,
                             parsedAt: DispatchTime.now().uptimeNanoseconds)
         phase = .dispatching
-        context.server.responder.respond(to: request) { [self] response in
+        context.responder.respond(to: request) { [self] response in
             complete(seq, response)
         }
-        if let response = syncResponse {
-            syncResponse = nil
+        if let response = syncResponse.take() {
             startWrite(response)
         } else if phase == .dispatching {
             phase = .awaitingResponse

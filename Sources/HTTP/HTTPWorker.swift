@@ -15,6 +15,8 @@ final class HTTPWorker: @unchecked Sendable {
     /// The server, for its responder, settings and connection accounting.
     let server: HTTPServer
     let limits: HTTPParserLimits
+    /// The server's responder, kept here so a request does not reach it through the server.
+    let responder: any HTTPResponder
     /// `configuration.onExchange`, kept here so a response does not reach it through the server.
     let onExchange: (@Sendable (HTTPExchangeRecord) -> Void)?
     let headerTimeoutNanoseconds: UInt64
@@ -38,6 +40,7 @@ final class HTTPWorker: @unchecked Sendable {
         self.index = index
         limits = configuration.parserLimits
         onExchange = configuration.onExchange
+        responder = server.responder
         let header = Self.nanoseconds(configuration.headerTimeout)
         let idle = Self.nanoseconds(configuration.idleTimeout)
         headerTimeoutNanoseconds = header
