@@ -113,3 +113,5 @@ clinux_inotify_pending(int fd)
     int n = 0;
     return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }
+
+int clinux_inotify_unwatch(int fd, int wd) { return inotify_rm_watch(fd, wd); }

@@ -11,13 +11,15 @@ import Glibc
 /// percent-decoding, NFC normalisation, per-segment lookups, `realpath` and key hashing of the
 /// first request for the same URL (nginx's `open_file_cache` plays the same part).
 ///
-/// A use `stat`s the requested path, following symlinks, and wants the same file (device and
-/// inode) with the same size and mtime: a replaced or deleted source, and a symlink on the way
-/// removed or pointed at another file (inside the root or not), are noticed at once and the
-/// path is resolved again. With a `LibraryWatch`, the `stat` is skipped while the watch's stamp
-/// is the one the entry was last checked under (nothing in the library changed since, as the
-/// kernel reports changes). Entries expire after `lifetime`, which bounds how long a change the
-/// watch cannot see (see `LibraryWatch`) goes unnoticed.
+/// With a `LibraryWatch`, an entry is trusted while the watch's stamp is the one it was last
+/// checked under (nothing in the library changed since, as the kernel reports changes); after
+/// a change the URL is resolved again in full. Without one (or while the watch cannot vouch for
+/// the tree), a use `stat`s the requested path, following symlinks, and wants the same file
+/// (device and inode) with the same size and mtime: a replaced or deleted source, and a symlink
+/// on the way removed or pointed at another file, are noticed at once. Entries expire after
+/// `lifetime`, which bounds how long a change the watch cannot see (see `LibraryWatch`), or
+/// that one `stat` cannot (a directory on the way swapped for a link to the same file
+/// elsewhere), goes unnoticed.
 /// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
@@ -105,22 +107,52 @@ final class ResolvedKeyCache: Sendable {
     /// The stamp to give `lookUp` and `store`, taken before anything about the source is read.
     func stamp() -> UInt64? { watch?.stamp() }
 
-    /// How many times an entry's source was `stat`ed (as opposed to trusted on the watch's stamp).
+    /// How many times an entry was checked (a `stat`, or a full resolve after a change) rather
+    /// than trusted on the watch's stamp.
     var sourceCheckCount: Int { sourceChecks.load(ordering: .relaxed) }
 
-    /// The memoised entry for `path` with `format`, if present, unexpired and the source is
-    /// unchanged on disk: known to be, when `stamp` (from `stamp()`, taken before this call) is
-    /// the one the entry was last checked under; otherwise checked with a `stat`.
-    func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Entry? {
+    /// What the memo knows of a URL.
+    enum Lookup {
+        /// Unexpired, and nothing changed since it was checked (or, unwatched, one `stat` shows
+        /// the same file): use it.
+        case current(Entry)
+        /// Unexpired, but the library changed since it was checked: resolve the URL again in
+        /// full and `confirm` it when nothing it depends on changed.
+        case changed(Entry)
+        /// Not memoised, or expired.
+        case unknown
+    }
+
+    /// Looks up `path` with `format`. `stamp` (from `stamp()`, taken before this call) is the
+    /// one the entry must have been checked under to be trusted as it is. Without a stamp (no
+    /// watch, or a watch that cannot vouch for the tree now), a `stat` of the requested path
+    /// must show the same file (device, inode, size, mtime).
+    ///
+    /// With a watch, a change anywhere makes every entry resolve again in full (as a first
+    /// request does), once per change and URL: the `stat` would not notice a directory on the
+    /// way swapped for a symlink to elsewhere (same file, now reached from outside the root) or
+    /// a second spelling of the name added (NFC beside NFD).
+    func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Lookup {
         let now = DispatchTime.now().uptimeNanoseconds
-        guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return nil }
-        if let stamp, entry.checkedStamp.load(ordering: .relaxed) == stamp { return entry }
+        guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return .unknown }
+        if let stamp {
+            return entry.checkedStamp.load(ordering: .relaxed) == stamp ? .current(entry) : .changed(entry)
+        }
         sourceChecks.wrappingAdd(1, ordering: .relaxed)
         var st = stat()
         guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               UInt64(st.st_ino) == entry.asset.inode, UInt64(st.st_dev) == entry.asset.device,
               SourceIdentity(st) == entry.asset.identity
-        else { return nil }
+        else { return .unknown }
+        return .current(entry)
+    }
+
+    /// After `.changed(entry)`: the URL resolved again to `key` and `asset`. When they are the
+    /// entry's, it is trusted under `stamp` from now on and returned; otherwise nil (store the
+    /// new ones).
+    func confirm(_ entry: Entry, key: CacheKey, asset: ResolvedAsset, stamp: UInt64?) -> Entry? {
+        sourceChecks.wrappingAdd(1, ordering: .relaxed)
+        guard key.digest == entry.key.digest, asset == entry.asset else { return nil }
         if let stamp { entry.checkedStamp.store(stamp, ordering: .relaxed) }
         return entry
     }

@@ -39,7 +39,8 @@ extension ThumbService {
     }
 
     /// The lanes' watches summed: active when all are; directories per instance (each watches
-    /// the whole tree); events and rewalks of all instances.
+    /// the whole tree: the largest count); events and rewalks of all instances. Each reads what
+    /// is queued first, so the figures are current without thumbnail traffic.
     private func watchStatistics() -> LibraryWatch.Statistics? {
         let all = resolvedKeys.compactMap { $0.watch?.statistics }
         guard !all.isEmpty else { return nil }
@@ -124,13 +125,18 @@ extension ThumbService {
         metric("thumbd_library_header_reads_total", "counter", "Image headers read by the library index.",
                [("", "\(s.headerReads)")])
         metric("thumbd_library_source_checks_total", "counter",
-               "Sources stat'ed to check a recently resolved URL (the rest were trusted on the library watch).",
+               "Checks of a recently resolved URL: a stat, or a full resolve after a reported change (the rest were trusted on the library watch).",
                [("", "\(s.sourceChecks)")])
         metric("thumbd_library_watch_active", "gauge", "1 when inotify watches the whole library, else 0.",
                [("", s.watch?.active == true ? "1" : "0")])
         metric("thumbd_library_watch_directories", "gauge", "Library directories watched.",
                [("", "\(s.watch?.directories ?? 0)")])
         metric("thumbd_library_watch_events_total", "counter", "inotify events read.", [("", "\(s.watch?.events ?? 0)")])
+        metric("thumbd_library_watch_rewalks_total", "counter",
+               "Walks of the whole library after the first (an overflow, a tree moved in, the root replaced).",
+               [("", "\(s.watch?.rewalks ?? 0)")])
+        metric("thumbd_library_watch_instances", "gauge", "inotify instances watching the library (0: library_watch off).",
+               [("", "\(s.watchInstances)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
         return out

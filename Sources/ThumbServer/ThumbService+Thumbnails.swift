@@ -98,8 +98,12 @@ extension ThumbService {
                                                   webpEnabled: configuration.webpEnabled)
         let memo = resolvedKeys[request.loopIndex % resolvedKeys.count]
         let stamp = memo.stamp()
-        if let known = memo.lookUp(request.path, format: format, stamp: stamp) { return known }
+        let known = memo.lookUp(request.path, format: format, stamp: stamp)
+        if case .current(let entry) = known { return entry }
         let (key, asset) = try resolveCacheKey(path: request.path, format: format)
+        if case .changed(let entry) = known, let same = memo.confirm(entry, key: key, asset: asset, stamp: stamp) {
+            return same
+        }
         return memo.store(request.path, format: format, key: key, asset: asset, stamp: stamp) { tier, format in
             thumbnailHeaders(for: key, format: format, tier: tier)
         }

@@ -20,20 +20,24 @@ import Glibc
 ///
 /// What it cannot see (inotify(7), "Limitations and caveats"): writes through a shared `mmap`,
 /// writes through a hard link that lives outside the library, changes made by another host on a
-/// network filesystem, and a directory above the root renamed with a new tree put in its
-/// place (the root itself moved or deleted is seen, and its path walked again). Users of the stamps still `stat` each source when their entry
-/// expires (`ResolvedKeyCache`: every 2 s); `library_watch = false` in config turns the watch
-/// off, and then every request `stat`s its source.
+/// network filesystem, a filesystem mounted or unmounted inside the library after the walk,
+/// and a directory above the root renamed with a new tree put in its place. Users of the stamps
+/// still look at each source when their entry expires (`ResolvedKeyCache`: every 2 s);
+/// `library_watch = false` in config turns the watch off, and then every request `stat`s its
+/// source.
 ///
 /// A stamp (`stamp()`) stays the same only while no change has been reported. There is none
-/// (nil) while the watch cannot vouch for the whole tree: while the tree is walked again after
-/// the kernel's event queue overflowed (`fs.inotify.max_queued_events`), and for good when a
-/// directory could not be watched (`fs.inotify.max_user_watches`).
+/// (nil) while the watch cannot vouch for the whole tree: while the tree is walked again (after
+/// the kernel's event queue overflowed, `fs.inotify.max_queued_events`; after a directory tree
+/// was moved in, which may be large, so it is walked off the request path; after the root
+/// itself was moved or deleted), while there is no directory at the root's path (looked for
+/// again every 100 ms), and for good when a directory could not be watched
+/// (`fs.inotify.max_user_watches`).
 ///
 /// Thread-safe: the generation is an atomic; reading events and the map of watches sit behind
-/// one `Mutex`, taken only when events are queued.
+/// one `Mutex`, taken only when events are queued or the watch is blind.
 public final class LibraryWatch: Sendable {
-    /// For `/stats` (`library_watch`).
+    /// For `/stats` (`library.watch`).
     public struct Statistics: Sendable, Equatable {
         /// Whether stamps are given now (false: sources are `stat`ed on every request).
         public var active = false
@@ -41,7 +45,7 @@ public final class LibraryWatch: Sendable {
         public var directories = 0
         /// Events read from the kernel.
         public var events = 0
-        /// Walks of the whole tree after the first one (after the event queue overflowed).
+        /// Walks of the whole tree after the first one.
         public var rewalks = 0
 
         public init(active: Bool = false, directories: Int = 0, events: Int = 0, rewalks: Int = 0) {
@@ -53,16 +57,26 @@ public final class LibraryWatch: Sendable {
     }
 
     private struct State {
-        /// Watch descriptor → the directory's path, for the paths of new subdirectories.
-        var directories: [Int32: String] = [:]
+        /// Watch descriptor → the directory's path (bytes, as on disk: a name need not be
+        /// UTF-8), for the paths of new subdirectories.
+        var directories: [Int32: [UInt8]] = [:]
         var events = 0
         var rewalks = 0
         /// A directory could not be watched: no stamp is given again.
         var failed = false
-        /// A walk of the whole tree is under way (no stamp until it ends).
+        /// A walk of the whole tree is under way.
         var rewalking = false
+        /// Something asked for another walk while one was under way.
+        var walkAgain = false
+        /// The last walk found no directory at the root's path.
+        var rootMissing = false
+        /// When the last walk ended, ns (`DispatchTime`).
+        var lastWalkEnded: UInt64 = 0
         /// Scratch space events are read into (64 KiB).
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+        /// Whether the watch can vouch for the whole tree.
+        var sighted: Bool { !failed && !rewalking && !rootMissing }
     }
 
     /// Counts in steps of 4. Bit 0: events are being read; bit 1: the tree is not all watched.
@@ -72,6 +86,7 @@ public final class LibraryWatch: Sendable {
     private let fd: Int32
     /// The library root, symlinks resolved (`Library.root`).
     public let root: String
+    private let rootBytes: [UInt8]
     private let state: Mutex<State>
     private let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
 
@@ -84,10 +99,14 @@ public final class LibraryWatch: Sendable {
         guard fd >= 0 else { return nil }
         self.fd = fd
         self.root = root
+        rootBytes = Array(root.utf8)
         var initial = State()
-        initial.failed = !Self.watchTree(root, fd: fd, into: &initial.directories)
+        let walk = Self.watchTree(rootBytes, fd: fd, into: &initial.directories)
+        initial.failed = !walk.complete
+        initial.rootMissing = !walk.rootWatched
+        initial.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
         state = Mutex(initial)
-        if initial.failed { generation.store(Self.blind, ordering: .sequentiallyConsistent) }
+        if !initial.sighted { generation.store(Self.blind, ordering: .sequentiallyConsistent) }
     }
 
     deinit {
@@ -111,7 +130,9 @@ public final class LibraryWatch: Sendable {
         return readEvents()
     }
 
+    /// Reads what is queued, so the figures are current, and reports them.
     public var statistics: Statistics {
+        _ = stamp()
         let g = generation.load(ordering: .sequentiallyConsistent)
         return state.withLock { s in
             Statistics(active: g & Self.blind == 0, directories: s.directories.count, events: s.events,
@@ -119,19 +140,19 @@ public final class LibraryWatch: Sendable {
         }
     }
 
-    /// Reads what is queued, under the lock, and moves the generation on.
+    /// Reads what is queued, under the lock, and moves the generation on. While blind, also
+    /// looks for a missing root again (at most every 100 ms).
     private func readEvents() -> UInt64? {
         state.withLock { s in
             if clinux_inotify_pending(fd) > 0 {
                 let before = generation.load(ordering: .sequentiallyConsistent)
                 generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
-                let overflowed = handle(&s)
-                if overflowed && !s.rewalking {
-                    s.rewalking = true
-                    rewalk()
-                }
-                let blind = s.failed || s.rewalking ? Self.blind : 0
+                if handle(&s) { walkAgain(&s) }
+                let blind = s.sighted ? 0 : Self.blind
                 generation.store(((before & ~(Self.reading | Self.blind)) + 4) | blind, ordering: .sequentiallyConsistent)
+            } else if s.rootMissing && !s.rewalking
+                        && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
+                walkAgain(&s)
             }
             let g = generation.load(ordering: .sequentiallyConsistent)
             return g & (Self.reading | Self.blind) == 0 ? g : nil
@@ -139,12 +160,12 @@ public final class LibraryWatch: Sendable {
     }
 
     /// Reads the queued events (up to 64 buffers' worth; any left are read by the next
-    /// `stamp`), watching directories that were created or moved in. True when the whole tree
-    /// must be walked again: the kernel's queue overflowed, or the root itself was moved or
-    /// deleted.
+    /// `stamp`). A directory created is watched now (it is new, so small); true when the whole
+    /// tree must be walked again: the kernel's queue overflowed, a directory tree was moved in
+    /// (perhaps large: walked off the request path), or the root itself was moved or deleted.
     private func handle(_ s: inout State) -> Bool {
-        var overflowed = false
-        var created: [String] = []
+        var walk = false
+        var created: [[UInt8]] = []
         var buffers = 0
         while buffers < 64 {
             buffers += 1
@@ -159,17 +180,18 @@ public final class LibraryWatch: Sendable {
                     let mask = raw.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
-                    if mask & clinux_inotify_overflow != 0 { overflowed = true }
-                    // The root itself moved or deleted (a new tree put in its place, say):
-                    // what is at its path now is watched by walking it again.
-                    if s.directories[wd] == root, mask & (clinux_inotify_move_self | clinux_inotify_delete_self) != 0 {
-                        overflowed = true
+                    if mask & clinux_inotify_overflow != 0 { walk = true }
+                    if mask & (clinux_inotify_move_self | clinux_inotify_delete_self | clinux_inotify_ignored) != 0,
+                       s.directories[wd] == rootBytes {
+                        walk = true
                     }
                     if mask & clinux_inotify_ignored != 0 { s.directories[wd] = nil }
-                    if mask & clinux_inotify_isdir != 0, mask & (clinux_inotify_create | clinux_inotify_moved_to) != 0,
-                       length > 0, let parent = s.directories[wd] {
-                        let name = raw.baseAddress!.advanced(by: offset + 16).assumingMemoryBound(to: CChar.self)
-                        created.append(parent + "/" + String(cString: name))
+                    if mask & clinux_inotify_isdir != 0, length > 0, let parent = s.directories[wd] {
+                        if mask & clinux_inotify_moved_to != 0 { walk = true }
+                        if mask & clinux_inotify_create != 0 {
+                            let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
+                            created.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                        }
                     }
                     offset += 16 + length
                 }
@@ -177,26 +199,39 @@ public final class LibraryWatch: Sendable {
             }
             if n <= 0 { break }
         }
-        // A directory moved within the tree keeps its watches; watching it again under its new
-        // path gives the same descriptors, so their paths are mended too.
-        for path in created where !Self.watchTree(path, fd: fd, into: &s.directories) { s.failed = true }
-        return overflowed
+        for path in created where !Self.watchTree(path, fd: fd, into: &s.directories).complete { s.failed = true }
+        return walk
     }
 
-    /// After an overflow (events were lost, among them perhaps new directories) or with a new
-    /// directory at the root's path: walks the whole tree again off the request path; stamps
-    /// come back when it is done.
-    private func rewalk() {
+    /// Starts a walk of the whole tree off the request path (or asks the one under way for
+    /// another): no stamps until it ends. Under the lock.
+    private func walkAgain(_ s: inout State) {
+        if s.rewalking {
+            s.walkAgain = true
+            return
+        }
+        s.rewalking = true
+        s.walkAgain = false
+        let before = Set(s.directories.keys)
         queue.async { [self] in
-            var found: [Int32: String] = [:]
-            let ok = Self.watchTree(root, fd: fd, into: &found)
+            var found: [Int32: [UInt8]] = [:]
+            let walk = Self.watchTree(rootBytes, fd: fd, into: &found)
             state.withLock { s in
+                // Watches from before the walk that it did not find again are of directories
+                // that left the tree (an old root, a tree moved out): dropped.
+                for (wd, _) in s.directories where before.contains(wd) && found[wd] == nil {
+                    _ = clinux_inotify_unwatch(fd, wd)
+                    s.directories[wd] = nil
+                }
                 s.directories.merge(found) { $1 }
                 s.rewalks += 1
                 s.rewalking = false
-                if !ok { s.failed = true }
+                s.rootMissing = !walk.rootWatched
+                s.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
+                if !walk.complete { s.failed = true }
+                if s.walkAgain { walkAgain(&s) }
                 let g = generation.load(ordering: .sequentiallyConsistent)
-                generation.store(((g & ~Self.blind) + 4) | (s.failed ? Self.blind : 0), ordering: .sequentiallyConsistent)
+                generation.store(((g & ~Self.blind) + 4) | (s.sighted ? 0 : Self.blind), ordering: .sequentiallyConsistent)
             }
         }
     }
@@ -204,37 +239,47 @@ public final class LibraryWatch: Sendable {
     /// Watches `path` and every directory below it (symlinks are not followed: a link to a
     /// directory inside the root reaches one that is watched anyway, and one outside is never
     /// served). A directory is watched before it is listed, so one created in it meanwhile is
-    /// reported. False when a directory could not be watched for a reason other than having
-    /// gone (or become something else) meanwhile, which is itself an event.
-    static func watchTree(_ path: String, fd: Int32, into directories: inout [Int32: String]) -> Bool {
+    /// reported. `complete` is false when a directory could not be watched for a reason other
+    /// than having gone (or become something else) meanwhile, which is itself an event;
+    /// `rootWatched`, whether `path` itself is now watched.
+    static func watchTree(_ path: [UInt8], fd: Int32, into directories: inout [Int32: [UInt8]])
+        -> (complete: Bool, rootWatched: Bool) {
         var pending = [path]
         var complete = true
+        var rootWatched = false
         while let directory = pending.popLast() {
-            let wd = clinux_inotify_watch_directory(fd, directory)
+            let cPath = directory + [0]
+            let wd = cPath.withUnsafeBufferPointer { p in
+                clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
+            }
             if wd < 0 {
                 if errno != ENOENT && errno != ENOTDIR { complete = false }
                 continue
             }
+            if directory == path { rootWatched = true }
             directories[wd] = directory
-            guard let listing = opendir(directory) else {
+            let listing = cPath.withUnsafeBufferPointer { p in
+                opendir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
+            }
+            guard let listing else {
                 if errno != ENOENT && errno != ENOTDIR { complete = false }
                 continue
             }
             while let entry = readdir(listing) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
-                }
-                if name == "." || name == ".." { continue }
-                let child = directory + "/" + name
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+                let child = directory + [UInt8(ascii: "/")] + name
                 var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
                 if entry.pointee.d_type == UInt8(DT_UNKNOWN) {
                     var st = stat()
-                    isDirectory = lstat(child, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+                    isDirectory = (child + [0]).withUnsafeBufferPointer { p in
+                        lstat(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self), &st) == 0
+                    } && (st.st_mode & S_IFMT) == S_IFDIR
                 }
                 if isDirectory { pending.append(child) }
             }
             closedir(listing)
         }
-        return complete
+        return (complete, rootWatched)
     }
 }

@@ -173,4 +173,30 @@ import Glibc
         #expect(replaced.status == 200 && replaced.headers["X-Cache"] == "MISS")
         #expect(replaced.headers["ETag"] != first.headers["ETag"])
     }
+
+    /// After a change the watch reports, a memoised URL is resolved again in full, not just
+    /// `stat`ed: the same file moved out with its directory and linked back from outside the
+    /// root is a 404 at once, and a second spelling of the name added (NFC beside NFD) is what
+    /// the NFC URL serves from the next request on (found by a fresh-eyes session).
+    @Test func aChangedLibraryResolvesMemoisedURLsAgainInFull() throws {
+        let lib = try Library(cacheInside: false)
+        try lib.fm.createDirectory(atPath: lib.root + "/album", withIntermediateDirectories: false)
+        try lib.copy(Library.photoA, to: lib.root + "/album/p.jpg")
+        #expect(lib.get("/thumbnails/3/album/p.jpg").status == 200)
+        #expect(lib.get("/thumbnails/3/album/p.jpg").headers["X-Cache"] == "HIT-MEMORY")
+        #expect(rename(lib.root + "/album", lib.outside + "/album") == 0)
+        #expect(symlink(lib.outside + "/album", lib.root + "/album") == 0)
+        #expect(lib.get("/thumbnails/3/album/p.jpg").status == 404)
+
+        let nfd = "café.jpg".decomposedStringWithCanonicalMapping, nfc = "café.jpg".precomposedStringWithCanonicalMapping
+        try lib.copy(Library.photoA, to: lib.root + "/" + nfd)
+        let url = "/thumbnails/3/caf%C3%A9.jpg"   // NFC, percent-encoded
+        let first = lib.get(url)
+        #expect(first.status == 200)
+        #expect(lib.get(url).headers["X-Cache"] == "HIT-MEMORY")
+        try lib.copy(Library.photoB, to: lib.root + "/" + nfc)
+        let second = lib.get(url)
+        #expect(second.status == 200)
+        #expect(second.headers["ETag"] != first.headers["ETag"])
+    }
 }

@@ -28,12 +28,25 @@ import Glibc
     }
 
     /// A change, then: the stamp moved, and it stays put afterwards while nothing else happens.
-    func expectChange(_ what: Comment, _ change: () -> Void) throws {
+    /// With `settling`, the change may make the watch walk the tree again first (no stamp
+    /// meanwhile).
+    func expectChange(_ what: Comment, settling: Bool = false, _ change: () -> Void) throws {
         let before = try #require(watch.stamp())
         change()
-        let after = try #require(watch.stamp(), what)
+        let after = try #require(settling ? settledStamp() : watch.stamp(), what)
         #expect(after != before, what)
         #expect(watch.stamp() == after, what)
+    }
+
+    /// The first stamp given within 10 s (nil while the watch walks the tree again).
+    func settledStamp() -> UInt64? {
+        let deadline = Date().addingTimeInterval(10)
+        var stamp = watch.stamp()
+        while stamp == nil && Date() < deadline {
+            usleep(5_000)
+            stamp = watch.stamp()
+        }
+        return stamp
     }
 
     @Test func anUnchangedTreeKeepsItsStampAndReadsDoNotMoveIt() throws {
@@ -95,11 +108,14 @@ import Glibc
 
     @Test func directoriesMovedInOrWithinAreWatchedUnderTheirNewPaths() throws {
         try FileManager.default.createDirectory(atPath: outside.path + "/album/day1", withIntermediateDirectories: true)
-        try expectChange("a directory tree moved in") {
+        // A tree moved in may be large: walked off the request path, no stamp meanwhile.
+        try expectChange("a directory tree moved in", settling: true) {
             _ = rename(outside.path + "/album", root + "/album")
         }
         try expectChange("a file in the moved-in tree") { write("album/day1/x.jpg") }
-        try expectChange("a directory moved within the library") { _ = rename(root + "/2024", root + "/2023") }
+        try expectChange("a directory moved within the library", settling: true) {
+            _ = rename(root + "/2024", root + "/2023")
+        }
         // Its subdirectory's watch now has to know it as 2023/deep: a directory made there is
         // found under that path and watched in turn.
         try expectChange("a directory made in the moved one's subdirectory") { _ = mkdir(root + "/2023/deep/new", 0o755) }
@@ -119,14 +135,8 @@ import Glibc
         }
         // A directory made while the events were being lost: only the walk after the overflow finds it.
         _ = mkdir(root + "/late", 0o755)
-        var stamp = watch.stamp()
-        #expect(stamp == nil)
-        let deadline = Date().addingTimeInterval(10)
-        while stamp == nil && Date() < deadline {
-            usleep(10_000)
-            stamp = watch.stamp()
-        }
-        let settled = try #require(stamp)
+        #expect(watch.stamp() == nil)
+        let settled = try #require(settledStamp())
         #expect(watch.statistics.rewalks == 1)
         #expect(watch.statistics.active)
         #expect(watch.stamp() == settled)
@@ -134,21 +144,53 @@ import Glibc
     }
 
     /// `mv library library.old && mv library.new library`: what is at the root's path is walked
-    /// and watched (no stamps meanwhile).
+    /// and watched (no stamps meanwhile), and the old tree is no longer watched.
     @Test func aNewTreeAtTheRootsPathIsWatched() throws {
         let replacement = outside.path + "/new"
         try FileManager.default.createDirectory(atPath: replacement + "/2024", withIntermediateDirectories: true)
         _ = try #require(watch.stamp())
         #expect(rename(root, outside.path + "/old") == 0)
         #expect(rename(replacement, root) == 0)
-        var stamp = watch.stamp()
-        let deadline = Date().addingTimeInterval(10)
-        while stamp == nil && Date() < deadline {
-            usleep(10_000)
-            stamp = watch.stamp()
-        }
-        _ = try #require(stamp)
+        _ = try #require(settledStamp())
         #expect(watch.statistics.rewalks == 1)
+        #expect(watch.statistics.directories == 2)   // the new root and its 2024, not the old tree's 3
         try expectChange("a file in the new tree") { write("2024/x.jpg") }
+        try expectChange("another file in the new tree") { write("2024/y.jpg") }
+        let quiet = try #require(watch.stamp())
+        FileManager.default.createFile(atPath: outside.path + "/old/2024/a.jpg", contents: Data([5]))
+        #expect(watch.stamp() == quiet)
+    }
+
+    /// The root deleted, a request in the gap, then a new root made (a deploy with traffic in
+    /// between): no stamps while there is no root, then the new one is watched.
+    @Test func aRootDeletedAndMadeAgainIsWatchedAgain() throws {
+        _ = try #require(watch.stamp())
+        try FileManager.default.removeItem(atPath: root)
+        #expect(watch.stamp() == nil)
+        usleep(150_000)
+        #expect(watch.stamp() == nil)   // looked for again: still not there
+        #expect(!watch.statistics.active)
+        try FileManager.default.createDirectory(atPath: root + "/2024", withIntermediateDirectories: true)
+        _ = try #require(settledStamp())
+        #expect(watch.statistics.directories == 2)
+        try expectChange("a file in the new root") { write("2024/x.jpg") }
+    }
+
+    /// Directory names are bytes: one that is not UTF-8 is watched like any other.
+    @Test func aDirectoryWhoseNameIsNotUTF8IsWatched() throws {
+        let name: [UInt8] = Array((root + "/").utf8) + [0xFF, 0x61]
+        let made = (name + [0]).withUnsafeBufferPointer { p in
+            mkdir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self), 0o755)
+        }
+        #expect(made == 0)
+        _ = try #require(watch.stamp())   // reads the creation, watches the directory
+        #expect(watch.statistics.directories == 4)
+        try expectChange("a file made in it") {
+            let fd = (name + Array("/x.jpg".utf8) + [0]).withUnsafeBufferPointer { p in
+                open(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self), O_CREAT | O_WRONLY, 0o644)
+            }
+            _ = Glibc.write(fd, [UInt8(1)], 1)
+            close(fd)
+        }
     }
 }
