@@ -150,7 +150,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
             let n = read(fd, buffer.baseAddress, buffer.count)
             if n > 0 {
                 parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-                lastActivity = DispatchTime.now().uptimeNanoseconds
+                lastActivity = context.loop.roundStartedAt
                 if n < buffer.count { break }
             } else if n == 0 {
                 peerClosed = true

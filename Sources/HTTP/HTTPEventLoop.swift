@@ -45,6 +45,9 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// Registration ids; 0 is the wake eventfd.
     private var nextID: UInt64 = 1
     private var running = true
+    /// When the last `epoll_wait` returned, ns of `DispatchTime` (read once per round of events,
+    /// as nginx caches its time): for timestamps that timeouts are measured against.
+    private(set) var roundStartedAt: UInt64 = DispatchTime.now().uptimeNanoseconds
 
     /// Creates the epoll instance and the wake eventfd; the thread starts with `start`.
     /// - Throws: `HTTPServerError.eventLoopFailed` when the kernel refuses either descriptor.
@@ -136,10 +139,11 @@ final class HTTPEventLoop: @unchecked Sendable {
         let ids = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
         let events = UnsafeMutablePointer<UInt32>.allocate(capacity: capacity)
         var nextTick = DispatchTime.now().uptimeNanoseconds &+ tickInterval
+        var now = DispatchTime.now().uptimeNanoseconds
         while running {
-            let now = DispatchTime.now().uptimeNanoseconds
             let timeout = nextTick > now ? Int32(min((nextTick - now + 999_999) / 1_000_000, 60_000)) : 0
             let n = clinux_wait(epollFD, ids, events, Int32(capacity), timeout)
+            roundStartedAt = DispatchTime.now().uptimeNanoseconds
             if n < 0 && errno != EINTR {
                 // EBADF/EINVAL cannot happen with our own descriptor; back off rather than spin.
                 usleep(10_000)
@@ -152,10 +156,10 @@ final class HTTPEventLoop: @unchecked Sendable {
                 }
             }
             runMailbox()
-            let after = DispatchTime.now().uptimeNanoseconds
-            if after >= nextTick {
+            now = DispatchTime.now().uptimeNanoseconds
+            if now >= nextTick {
                 tick?()
-                nextTick = after &+ tickInterval
+                nextTick = now &+ tickInterval
             }
         }
         ids.deallocate()
