@@ -54,7 +54,7 @@ extension HTTPConnection {
             let n = head.withUnsafeBytes { h in
                 body.withUnsafeBytes { b in
                     Self.sendHeadAndBody(fd, h.baseAddress.map { $0 + headSent }, headLeft,
-                              b.baseAddress.map { $0 + bodySent }, bodyLeft, more: more)
+                                         b.baseAddress.map { $0 + bodySent }, bodyLeft, more: more)
                 }
             }
             if n > 0 {
@@ -75,7 +75,7 @@ extension HTTPConnection {
     /// lets the kernel put the head in the same segment as the file's first bytes (nginx's
     /// tcp_nopush).
     static func sendHeadAndBody(_ fd: Int32, _ head: UnsafeRawPointer?, _ headCount: Int,
-                     _ body: UnsafeRawPointer?, _ bodyCount: Int, more: Bool) -> Int {
+                                _ body: UnsafeRawPointer?, _ bodyCount: Int, more: Bool) -> Int {
         var iov = (iovec(), iovec())
         return withUnsafeMutableBytes(of: &iov) { raw -> Int in
             let v = raw.bindMemory(to: iovec.self)

@@ -96,7 +96,7 @@ final class ResolvedKeyCache: Sendable {
     /// Tells when nothing has changed since an entry was checked; nil: every use `stat`s.
     let watch: LibraryWatch?
     private let entries = Mutex<[Memo: Entry]>([:])
-    /// Sources `stat`ed to check a memoised entry (for `/stats`).
+    /// Checks of a memoised entry, a `stat` or a full resolve (for `/stats` `library.source_checks`).
     private let sourceChecks = Atomic<Int>(0)
 
     init(watch: LibraryWatch?) {
