@@ -137,26 +137,81 @@ public struct HTTPHeaders: Sendable, Sequence {
     }
 }
 
-/// A request's header section as received: one copy of its bytes and where each field's name
-/// and value lie in them (already checked by the parser: names are tokens, values hold no
-/// CR, LF or NUL and have no surrounding whitespace). Immutable.
-final class HTTPReceivedFields: Sendable {
-    /// Offsets into `bytes`: `name` and `value` as half-open ranges.
+/// A request's header section as received, in one array (one allocation per request): the
+/// section's bytes, then where each field's name and value lie in them (four `Int32` offsets per
+/// field, half-open ranges), then the section's length and the field count (`Int32` each).
+/// Names are tokens, and values hold no CR, LF or NUL and have no surrounding whitespace
+/// (checked by the parser). Immutable.
+struct HTTPReceivedFields: Sendable {
+    /// Offsets into the section: `name` and `value` as half-open ranges.
     struct Span: Sendable {
         let nameStart: Int32, nameEnd: Int32, valueStart: Int32, valueEnd: Int32
     }
 
-    let bytes: [UInt8]
-    let spans: [Span]
+    private let storage: [UInt8]
 
-    init(bytes: [UInt8], spans: [Span]) {
-        self.bytes = bytes
-        self.spans = spans
+    /// Builds the array: the section first, then each field's span as the parser finds it.
+    struct Builder {
+        private var storage: [UInt8] = []
+        private var count: Int32 = 0
+        private let sectionLength: Int32
+
+        /// Copies `section`; room for `fieldCount` spans.
+        init(section: UnsafeBufferPointer<UInt8>, fieldCount: Int) {
+            storage.reserveCapacity(section.count + fieldCount * 16 + 8)
+            storage.append(contentsOf: section)
+            sectionLength = Int32(section.count)
+        }
+
+        mutating func append(_ span: Span) {
+            Self.append(span.nameStart, to: &storage)
+            Self.append(span.nameEnd, to: &storage)
+            Self.append(span.valueStart, to: &storage)
+            Self.append(span.valueEnd, to: &storage)
+            count += 1
+        }
+
+        var isEmpty: Bool { count == 0 }
+
+        consuming func finish() -> HTTPReceivedFields {
+            Self.append(sectionLength, to: &storage)
+            Self.append(count, to: &storage)
+            return HTTPReceivedFields(storage: storage)
+        }
+
+        private static func append(_ value: Int32, to storage: inout [UInt8]) {
+            withUnsafeBytes(of: value.littleEndian) { storage.append(contentsOf: $0) }
+        }
+    }
+
+    private init(storage: [UInt8]) { self.storage = storage }
+
+    /// `body` over the section's bytes and the spans.
+    private func withSection<R>(_ body: (UnsafeBufferPointer<UInt8>, Spans) -> R) -> R {
+        storage.withUnsafeBufferPointer { all in
+            let raw = UnsafeRawBufferPointer(all)
+            let count = Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: all.count - 4, as: Int32.self)))
+            let length = Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: all.count - 8, as: Int32.self)))
+            return body(UnsafeBufferPointer(rebasing: all[0..<length]),
+                        Spans(raw: UnsafeRawBufferPointer(rebasing: raw[length..<(length + count * 16)]), count: count))
+        }
+    }
+
+    /// The spans stored after the section.
+    private struct Spans: RandomAccessCollection {
+        let raw: UnsafeRawBufferPointer
+        let count: Int
+        var startIndex: Int { 0 }
+        var endIndex: Int { count }
+        subscript(i: Int) -> Span {
+            func at(_ k: Int) -> Int32 { Int32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 16 + k * 4, as: Int32.self)) }
+            return Span(nameStart: at(0), nameEnd: at(1), valueStart: at(2), valueEnd: at(3))
+        }
     }
 
     /// Every field as strings, in order.
     func allFields() -> [(name: String, value: String)] {
-        bytes.withUnsafeBufferPointer { b in
+        withSection { b, spans in
             spans.map { (name: Self.string(b, $0.nameStart, $0.nameEnd), value: Self.string(b, $0.valueStart, $0.valueEnd)) }
         }
     }
@@ -164,7 +219,7 @@ final class HTTPReceivedFields: Sendable {
     /// The values of the fields named `name` (ASCII case-insensitive), in order; with `first`,
     /// at most the first.
     func values(_ name: String, first: Bool) -> [String] {
-        withBytes(of: name) { b, wanted in
+        withBytes(of: name) { b, spans, wanted in
             var found: [String] = []
             for span in spans where Self.nameMatches(b, span, wanted) {
                 found.append(Self.string(b, span.valueStart, span.valueEnd))
@@ -175,21 +230,22 @@ final class HTTPReceivedFields: Sendable {
     }
 
     func contains(_ name: String) -> Bool {
-        withBytes(of: name) { b, wanted in spans.contains { Self.nameMatches(b, $0, wanted) } }
+        withBytes(of: name) { b, spans, wanted in spans.contains { Self.nameMatches(b, $0, wanted) } }
     }
 
-    /// `body` over the received bytes and `name`'s UTF-8 bytes.
-    private func withBytes<R>(of name: String, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> R) -> R {
+    /// `body` over the section, the spans and `name`'s UTF-8 bytes.
+    private func withBytes<R>(of name: String,
+                              _ body: (UnsafeBufferPointer<UInt8>, Spans, UnsafeBufferPointer<UInt8>) -> R) -> R {
         var name = name
         name.makeContiguousUTF8()
         return name.utf8.withContiguousStorageIfAvailable { wanted in
-            bytes.withUnsafeBufferPointer { body($0, wanted) }
+            withSection { body($0, $1, wanted) }
         }!
     }
 
     func containsValue(named name: StaticString, where test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         let wanted = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        return bytes.withUnsafeBufferPointer { b in
+        return withSection { b, spans in
             spans.contains { span in
                 Self.nameMatches(b, span, wanted)
                     && test(UnsafeBufferPointer(rebasing: b[Int(span.valueStart)..<Int(span.valueEnd)]))

@@ -31,8 +31,8 @@ extension HTTPRequestParser {
 
         // The header section is kept as bytes, with where each name and value lie.
         let sectionStart = requestLineEnd + 1
-        var spans: [HTTPReceivedFields.Span] = []
-        spans.reserveCapacity(lines)
+        var fields = HTTPReceivedFields.Builder(section: UnsafeBufferPointer(rebasing: p[sectionStart..<headEnd]),
+                                                fieldCount: lines)
         var contentLength: Int? = nil
         var chunked = false
         var sawTransferEncoding = false
@@ -61,13 +61,12 @@ extension HTTPRequestParser {
             default:
                 break
             }
-            spans.append(HTTPReceivedFields.Span(nameStart: Int32(lineStart - sectionStart), nameEnd: Int32(nameEnd - sectionStart),
+            fields.append(HTTPReceivedFields.Span(nameStart: Int32(lineStart - sectionStart), nameEnd: Int32(nameEnd - sectionStart),
                                                  valueStart: Int32(valueStart - sectionStart),
                                                  valueEnd: Int32(valueEnd - sectionStart)))
             lineStart = next
         }
-        let headers = spans.isEmpty ? HTTPHeaders() : HTTPHeaders(received: HTTPReceivedFields(
-            bytes: Array(UnsafeBufferPointer(rebasing: p[sectionStart..<lineStart])), spans: spans))
+        let headers = fields.isEmpty ? HTTPHeaders() : HTTPHeaders(received: fields.finish())
 
         if version.minor >= 1 && hostCount == 0 {
             throw .badRequest("An HTTP/1.1 request needs a Host header.")
