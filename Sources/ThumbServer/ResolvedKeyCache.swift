@@ -12,13 +12,14 @@ import Glibc
 ///
 /// With a `LibraryWatch`, an entry is trusted while the watch's stamp is the one it was last
 /// checked under (nothing in the library changed since, as the kernel reports changes); after
-/// a change the URL is resolved again in full. Without one (or while the watch cannot vouch for
-/// the tree), a use `stat`s the requested path, following symlinks, and wants the same file
-/// (device and inode) with the same size and mtime: a replaced or deleted source, and a symlink
-/// on the way removed or pointed at another file, are noticed at once. Entries expire after
-/// `lifetime`, which bounds how long a change the watch cannot see (see `LibraryWatch`), or
-/// that one `stat` cannot (a directory on the way swapped for a link to the same file
-/// elsewhere), goes unnoticed.
+/// a change, or while the watch cannot vouch for the tree, the URL is resolved again in full.
+/// Without one, and for a path through a symlink (which may lead through a link outside the
+/// library, where nothing is watched), a use `stat`s the requested path, following symlinks,
+/// and wants the same file (device and inode) with the same size and mtime: a replaced or
+/// deleted source, and a symlink on the way removed or pointed at another file, are noticed at
+/// once. Entries expire after `lifetime`, which bounds how long a change the watch cannot see
+/// (see `LibraryWatch`), or that one `stat` cannot (a directory on the way swapped for a link
+/// to the same file elsewhere), goes unnoticed.
 /// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
@@ -29,6 +30,10 @@ final class ResolvedKeyCache: Sendable {
         let expires: UInt64
         /// The watch's stamp when the source was last found unchanged (`noStamp`: none).
         let checkedStamp: Atomic<UInt64>
+        /// The requested path reaches the file through a symlink: a link outside the library
+        /// (where nothing is watched) may be on the way, so the watch cannot vouch for it and
+        /// each use `stat`s the path, following links.
+        let throughLink: Bool
         /// The prepared headers of a hit on this key from each hit tier in each format, built
         /// when the entry is: reading them takes no lock.
         private let hitHeaders: [HTTPHeaders]
@@ -40,6 +45,7 @@ final class ResolvedKeyCache: Sendable {
             self.asset = asset
             self.expires = expires
             self.checkedStamp = Atomic(checkedStamp ?? ResolvedKeyCache.noStamp)
+            throughLink = asset.requestedPath != asset.absolutePath
             self.hitHeaders = [CacheTier.memory, .disk].flatMap { tier in
                 [ImageFormat.jpeg, .png, .webp].map { hitHeaders(tier, $0).prepared() }
             }
@@ -131,19 +137,19 @@ final class ResolvedKeyCache: Sendable {
         case unknown
     }
 
-    /// Looks up `path` with `format`. `stamp` (from `stamp()`, taken before this call) is the
-    /// one the entry must have been checked under to be trusted as it is. Without a stamp (no
-    /// watch, or a watch that cannot vouch for the tree now), a `stat` of the requested path
-    /// must show the same file (device, inode, size, mtime).
-    ///
-    /// With a watch, a change anywhere makes every entry resolve again in full (as a first
-    /// request does), once per change and URL: the `stat` would not notice a directory on the
-    /// way swapped for a symlink to elsewhere (same file, now reached from outside the root) or
-    /// a second spelling of the name added (NFC beside NFD).
+    /// Looks up `path` with `format`. With a watch, `stamp` (from `stamp()`, taken before this
+    /// call) is the one the entry must have been checked under to be trusted as it is; after a
+    /// change anywhere, and while the watch is blind (no stamp), the URL is resolved again in
+    /// full, as a first request is: a `stat` would not notice a directory on the way swapped for
+    /// a symlink to elsewhere (the same file, now reached from outside the root) or a second
+    /// spelling of the name added (NFC beside NFD). Without a watch, and for a path that goes
+    /// through a symlink, a `stat` of the requested path (following links) must show the same
+    /// file (device, inode, size, mtime).
     func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Lookup {
         let now = Self.coarseNow()
         guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return .unknown }
-        if let stamp {
+        if watch != nil && !entry.throughLink {
+            guard let stamp else { return .changed(entry) }   // the watch is blind now
             return entry.checkedStamp.load(ordering: .relaxed) == stamp ? .current(entry) : .changed(entry)
         }
         sourceChecks.wrappingAdd(1, ordering: .relaxed)

@@ -39,12 +39,13 @@ extension ThumbService {
     }
 
     /// The lanes' watches summed: active when all are; directories per instance (each watches
-    /// the whole tree: the largest count); events and rewalks of all instances. Each reads what
-    /// is queued first, so the figures are current without thumbnail traffic.
+    /// the whole tree: the fewest any instance watches, so one that misses a directory shows);
+    /// events and rewalks of all instances. Each reads what is queued first, so the figures are
+    /// current without thumbnail traffic.
     private func watchStatistics() -> LibraryWatch.Statistics? {
         let all = resolvedKeys.compactMap { $0.watch?.statistics }
         guard !all.isEmpty else { return nil }
-        return LibraryWatch.Statistics(active: all.allSatisfy(\.active), directories: all.map(\.directories).max() ?? 0,
+        return LibraryWatch.Statistics(active: all.allSatisfy(\.active), directories: all.map(\.directories).min() ?? 0,
                                        events: all.reduce(0) { $0 + $1.events }, rewalks: all.reduce(0) { $0 + $1.rewalks })
     }
 

@@ -62,9 +62,10 @@ public final class Thumbd: Sendable {
         // One watch per HTTP event loop (up to 8), each with its own inotify instance: a hit asks
         // its own loop's instance whether anything changed, sharing no kernel lock with the others.
         let loops = ProcessInfo.processInfo.activeProcessorCount
-        var watches: [LibraryWatch?] = [nil]
+        let lanes = min(max(loops, 1), 8)
+        var watches = [LibraryWatch?](repeating: nil, count: lanes)
         if config.libraryWatch {
-            watches = (0..<min(max(loops, 1), 8)).map { _ in LibraryWatch(root: library.root) }
+            watches = (0..<lanes).map { _ in LibraryWatch(root: library.root) }
             if !watches.allSatisfy({ $0?.statistics.active == true }) {
                 FileHandle.standardError.write(Data(("thumbd: library_watch: inotify cannot watch all of \(library.root) "
                     + "(see fs.inotify.max_user_watches and max_user_instances); requests will stat their source\n").utf8))

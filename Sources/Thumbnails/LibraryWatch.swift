@@ -27,12 +27,13 @@ import Glibc
 /// source.
 ///
 /// A stamp (`stamp()`) stays the same only while no change has been reported. There is none
-/// (nil) while the watch cannot vouch for the whole tree: while the tree is walked again (after
-/// the kernel's event queue overflowed, `fs.inotify.max_queued_events`; after a directory tree
-/// was moved in, which may be large, so it is walked off the request path; after the root
-/// itself was moved or deleted), while there is no directory at the root's path (looked for
-/// again every 100 ms), and for good when a directory could not be watched
-/// (`fs.inotify.max_user_watches`).
+/// (nil) while the watch cannot vouch for the whole tree: while new directories are walked, off
+/// the request path (a directory created, which `cp -r` may already have filled; a tree moved
+/// in, out or within), while the whole tree is walked again (after the kernel's event queue
+/// overflowed, `fs.inotify.max_queued_events`, or the root itself was moved or deleted), while
+/// there is no directory at the root's path (looked for again every 100 ms), and while some
+/// directory cannot be watched (`fs.inotify.max_user_watches`; until a later walk of the whole
+/// tree manages).
 ///
 /// Thread-safe: the generation is an atomic; reading events and the map of watches sit behind
 /// one `Mutex`, taken only when events are queued or the watch is blind.
@@ -62,21 +63,26 @@ public final class LibraryWatch: Sendable {
         var directories: [Int32: [UInt8]] = [:]
         var events = 0
         var rewalks = 0
-        /// A directory could not be watched: no stamp is given again.
+        /// A directory could not be watched (`fs.inotify.max_user_watches`, say): no stamps
+        /// until a walk of the whole tree watches everything.
         var failed = false
-        /// A walk of the whole tree is under way.
-        var rewalking = false
-        /// Something asked for another walk while one was under way.
-        var walkAgain = false
-        /// The last walk found no directory at the root's path.
+        /// A walk runs in the background (`runWalks`).
+        var walking = false
+        /// Walks to run: the whole tree, and new directories' subtrees.
+        var wholeTreePending = false
+        var subtreesPending: [[UInt8]] = []
+        /// The last walk of the whole tree found no directory at the root's path.
         var rootMissing = false
-        /// When the last walk ended, ns (`DispatchTime`).
+        /// When the last walk of the whole tree ended, ns (`DispatchTime`).
         var lastWalkEnded: UInt64 = 0
         /// Scratch space events are read into (64 KiB).
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
-        /// Whether the watch can vouch for the whole tree.
-        var sighted: Bool { !failed && !rewalking && !rootMissing }
+        /// Whether the watch can vouch for the whole tree: every directory watched and no walk
+        /// under way or to come.
+        var sighted: Bool {
+            !failed && !walking && !wholeTreePending && subtreesPending.isEmpty && !rootMissing
+        }
     }
 
     /// Counts in steps of 4. Bit 0: events are being read; bit 1: the tree is not all watched.
@@ -140,32 +146,35 @@ public final class LibraryWatch: Sendable {
         }
     }
 
-    /// Reads what is queued, under the lock, and moves the generation on. While blind, also
-    /// looks for a missing root again (at most every 100 ms).
+    /// Reads what is queued, under the lock, and moves the generation on. While there is no
+    /// root, also looks for one again (at most every 100 ms).
     private func readEvents() -> UInt64? {
         state.withLock { s in
             if clinux_inotify_pending(fd) > 0 {
                 let before = generation.load(ordering: .sequentiallyConsistent)
                 generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
-                if handle(&s) { walkAgain(&s) }
+                handle(&s)
                 let blind = s.sighted ? 0 : Self.blind
                 generation.store(((before & ~(Self.reading | Self.blind)) + 4) | blind, ordering: .sequentiallyConsistent)
-            } else if s.rootMissing && !s.rewalking
+            } else if s.rootMissing && !s.walking
                         && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
-                walkAgain(&s)
+                s.wholeTreePending = true
             }
+            startWalks(&s)
             let g = generation.load(ordering: .sequentiallyConsistent)
             return g & (Self.reading | Self.blind) == 0 ? g : nil
         }
     }
 
     /// Reads the queued events (up to 64 buffers' worth; any left are read by the next
-    /// `stamp`). A directory created is watched now (it is new, so small); true when the whole
-    /// tree must be walked again: the kernel's queue overflowed, a directory tree was moved in
-    /// (perhaps large: walked off the request path), or the root itself was moved or deleted.
-    private func handle(_ s: inout State) -> Bool {
-        var walk = false
-        var created: [[UInt8]] = []
+    /// `stamp`) and decides what must be walked, off the request path:
+    /// - a directory created: its subtree (`cp -r` or `tar x` may have filled it already);
+    /// - one created where the parent's path is not known yet (its watch comes from a walk
+    ///   still under way), one moved in, out or within the tree (the watches of a moved subtree
+    ///   keep their descriptors but have new paths; a tree moved out must stop being watched),
+    ///   the root itself moved or deleted, or the kernel's queue overflowed (events lost): the
+    ///   whole tree.
+    private func handle(_ s: inout State) {
         var buffers = 0
         while buffers < 64 {
             buffers += 1
@@ -180,17 +189,22 @@ public final class LibraryWatch: Sendable {
                     let mask = raw.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
-                    if mask & clinux_inotify_overflow != 0 { walk = true }
+                    if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true }
                     if mask & (clinux_inotify_move_self | clinux_inotify_delete_self | clinux_inotify_ignored) != 0,
                        s.directories[wd] == rootBytes {
-                        walk = true
+                        s.wholeTreePending = true
                     }
                     if mask & clinux_inotify_ignored != 0 { s.directories[wd] = nil }
-                    if mask & clinux_inotify_isdir != 0, length > 0, let parent = s.directories[wd] {
-                        if mask & clinux_inotify_moved_to != 0 { walk = true }
-                        if mask & clinux_inotify_create != 0 {
-                            let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
-                            created.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                    if mask & clinux_inotify_isdir != 0 {
+                        if mask & (clinux_inotify_moved_from | clinux_inotify_moved_to) != 0 {
+                            s.wholeTreePending = true
+                        } else if mask & clinux_inotify_create != 0 {
+                            if let parent = s.directories[wd], length > 0, !s.walking {
+                                let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
+                                s.subtreesPending.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                            } else {
+                                s.wholeTreePending = true
+                            }
                         }
                     }
                     offset += 16 + length
@@ -199,39 +213,54 @@ public final class LibraryWatch: Sendable {
             }
             if n <= 0 { break }
         }
-        for path in created where !Self.watchTree(path, fd: fd, into: &s.directories).complete { s.failed = true }
-        return walk
     }
 
-    /// Starts a walk of the whole tree off the request path (or asks the one under way for
-    /// another): no stamps until it ends. Under the lock.
-    private func walkAgain(_ s: inout State) {
-        if s.rewalking {
-            s.walkAgain = true
-            return
-        }
-        s.rewalking = true
-        s.walkAgain = false
-        let before = Set(s.directories.keys)
-        queue.async { [self] in
-            var found: [Int32: [UInt8]] = [:]
-            let walk = Self.watchTree(rootBytes, fd: fd, into: &found)
-            state.withLock { s in
-                // Watches from before the walk that it did not find again are of directories
-                // that left the tree (an old root, a tree moved out): dropped.
-                for (wd, _) in s.directories where before.contains(wd) && found[wd] == nil {
-                    _ = clinux_inotify_unwatch(fd, wd)
-                    s.directories[wd] = nil
+    /// Starts the background walker when there is something to walk. Under the lock.
+    private func startWalks(_ s: inout State) {
+        guard !s.walking, s.wholeTreePending || !s.subtreesPending.isEmpty else { return }
+        s.walking = true
+        queue.async { [self] in runWalks() }
+    }
+
+    /// Runs the pending walks one after another, off the request path, until none is left;
+    /// then the generation moves on (and stamps come back, if the tree is all watched).
+    /// Watches are added as each walk goes, but only known by path when it ends: an event in a
+    /// directory it watched is handled as one with an unknown parent (the whole tree again).
+    private func runWalks() {
+        while true {
+            let job = state.withLock { s -> (path: [UInt8], wholeTree: Bool, before: Set<Int32>)? in
+                if s.wholeTreePending {
+                    s.wholeTreePending = false
+                    s.subtreesPending = []   // the whole tree covers them
+                    return (rootBytes, true, Set(s.directories.keys))
                 }
-                s.directories.merge(found) { $1 }
-                s.rewalks += 1
-                s.rewalking = false
-                s.rootMissing = !walk.rootWatched
-                s.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
-                if !walk.complete { s.failed = true }
-                if s.walkAgain { walkAgain(&s) }
+                if let path = s.subtreesPending.popLast() { return (path, false, []) }
+                s.walking = false
                 let g = generation.load(ordering: .sequentiallyConsistent)
                 generation.store(((g & ~Self.blind) + 4) | (s.sighted ? 0 : Self.blind), ordering: .sequentiallyConsistent)
+                return nil
+            }
+            guard let job else { return }
+            var found: [Int32: [UInt8]] = [:]
+            let walk = Self.watchTree(job.path, fd: fd, into: &found)
+            state.withLock { s in
+                if job.wholeTree {
+                    // Watches from before the walk that it did not find again are of
+                    // directories that left the tree (an old root, a tree moved out): dropped.
+                    for (wd, _) in s.directories where job.before.contains(wd) && found[wd] == nil {
+                        _ = clinux_inotify_unwatch(fd, wd)
+                        s.directories[wd] = nil
+                    }
+                    s.rewalks += 1
+                    s.rootMissing = !walk.rootWatched
+                    s.failed = !walk.complete
+                    s.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
+                } else {
+                    if !walk.complete { s.failed = true }
+                    // Gone (or renamed) before it was walked: whatever became of it, the whole tree.
+                    if !walk.rootWatched { s.wholeTreePending = true }
+                }
+                s.directories.merge(found) { $1 }
             }
         }
     }
@@ -253,7 +282,9 @@ public final class LibraryWatch: Sendable {
                 clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }
             if wd < 0 {
-                if errno != ENOENT && errno != ENOTDIR { complete = false }
+                // Gone or no longer a directory (itself an event), or a path too long to be
+                // requested (PATH_MAX): nothing to watch.
+                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
                 continue
             }
             if directory == path { rootWatched = true }
@@ -262,7 +293,7 @@ public final class LibraryWatch: Sendable {
                 opendir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }
             guard let listing else {
-                if errno != ENOENT && errno != ENOTDIR { complete = false }
+                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
                 continue
             }
             while let entry = readdir(listing) {

@@ -199,4 +199,27 @@ import Glibc
         #expect(second.status == 200)
         #expect(second.headers["ETag"] != first.headers["ETag"])
     }
+
+    /// A URL that reaches its file through a link outside the library (`via.jpg -> O/pick.jpg
+    /// -> a.jpg`), where nothing is watched: the outside link retargeted (to `b.jpg`) is seen on
+    /// the next request, as without the watch (found by a fresh-eyes session).
+    @Test(arguments: [true, false]) func aLinkOutsideTheLibraryRetargetedIsSeenAtOnce(watched: Bool) throws {
+        let lib = try Library(watched: watched, cacheInside: false)
+        try lib.copy(Library.photoA, to: lib.root + "/a.jpg")
+        try lib.copy(Library.photoB, to: lib.root + "/b.jpg")
+        #expect(symlink(lib.root + "/a.jpg", lib.outside + "/pick.jpg") == 0)
+        #expect(symlink(lib.outside + "/pick.jpg", lib.root + "/via.jpg") == 0)
+        let a = lib.get("/thumbnails/3/a.jpg").body, b = lib.get("/thumbnails/3/b.jpg").body
+        #expect(!a.isEmpty && !b.isEmpty && a != b)
+        let first = lib.get("/thumbnails/3/via.jpg")
+        let firstIsA = first.body == a   // (not in #expect: it would print every byte)
+        #expect(firstIsA)
+        #expect(lib.get("/thumbnails/3/via.jpg").headers["X-Cache"] == "HIT-MEMORY")
+        #expect(unlink(lib.outside + "/pick.jpg") == 0)
+        #expect(symlink(lib.root + "/b.jpg", lib.outside + "/pick.jpg") == 0)
+        let retargeted = lib.get("/thumbnails/3/via.jpg")
+        let retargetedIsB = retargeted.body == b
+        #expect(retargetedIsB)
+        #expect(retargeted.headers["ETag"] != first.headers["ETag"])
+    }
 }
