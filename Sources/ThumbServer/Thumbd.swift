@@ -65,7 +65,7 @@ public final class Thumbd: Sendable {
         let lanes = min(max(loops, 1), 8)
         var watches = [LibraryWatch?](repeating: nil, count: lanes)
         if config.libraryWatch {
-            watches = (0..<lanes).map { _ in LibraryWatch(root: library.root) }
+            watches = LibraryWatch.group(root: library.root, count: lanes) ?? watches
             if !watches.allSatisfy({ $0?.statistics.active == true }) {
                 FileHandle.standardError.write(Data(("thumbd: library_watch: inotify cannot watch all of \(library.root) "
                     + "(see fs.inotify.max_user_watches and max_user_instances); requests will stat their source\n").utf8))

@@ -100,14 +100,41 @@ public final class LibraryWatch: Sendable {
     /// now, before returning. Nil when no inotify instance can be had
     /// (`fs.inotify.max_user_instances`); when some directory cannot be watched the watch
     /// exists but gives no stamps (`statistics.active` is false).
-    public init?(root: String) {
-        let fd = clinux_inotify()
-        guard fd >= 0 else { return nil }
+    public convenience init?(root: String) {
+        guard let only = Self.watches(root: root, count: 1)?.first else { return nil }
+        self.init(root: root, fd: only.fd, directories: only.directories, walk: only.walk)
+    }
+
+    /// `count` watches of `root`, each with its own inotify instance (one per event loop, so
+    /// that the loops share no kernel lock), set up with one walk of the tree that adds every
+    /// directory to all of them. Nil when that many instances cannot be had.
+    public static func group(root: String, count: Int) -> [LibraryWatch]? {
+        guard let made = watches(root: root, count: count) else { return nil }
+        return made.map { LibraryWatch(root: root, fd: $0.fd, directories: $0.directories, walk: $0.walk) }
+    }
+
+    private static func watches(root: String, count: Int)
+        -> [(fd: Int32, directories: [Int32: [UInt8]], walk: (complete: Bool, rootWatched: Bool))]? {
+        var fds: [Int32] = []
+        for _ in 0..<max(1, count) {
+            let fd = clinux_inotify()
+            guard fd >= 0 else {
+                for fd in fds { _ = Glibc.close(fd) }
+                return nil
+            }
+            fds.append(fd)
+        }
+        var maps = [[Int32: [UInt8]]](repeating: [:], count: fds.count)
+        let walk = watchTree(Array(root.utf8), fds: fds, into: &maps)
+        return fds.indices.map { (fds[$0], maps[$0], walk) }
+    }
+
+    private init(root: String, fd: Int32, directories: [Int32: [UInt8]], walk: (complete: Bool, rootWatched: Bool)) {
         self.fd = fd
         self.root = root
         rootBytes = Array(root.utf8)
         var initial = State()
-        let walk = Self.watchTree(rootBytes, fd: fd, into: &initial.directories)
+        initial.directories = directories
         initial.failed = !walk.complete
         initial.rootMissing = !walk.rootWatched
         initial.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
@@ -241,8 +268,9 @@ public final class LibraryWatch: Sendable {
                 return nil
             }
             guard let job else { return }
-            var found: [Int32: [UInt8]] = [:]
-            let walk = Self.watchTree(job.path, fd: fd, into: &found)
+            var maps: [[Int32: [UInt8]]] = [[:]]
+            let walk = Self.watchTree(job.path, fds: [fd], into: &maps)
+            let found = maps[0]
             state.withLock { s in
                 if job.wholeTree {
                     // Watches from before the walk that it did not find again are of
@@ -265,30 +293,34 @@ public final class LibraryWatch: Sendable {
         }
     }
 
-    /// Watches `path` and every directory below it (symlinks are not followed: a link to a
-    /// directory inside the root reaches one that is watched anyway, and one outside is never
-    /// served). A directory is watched before it is listed, so one created in it meanwhile is
-    /// reported. `complete` is false when a directory could not be watched for a reason other
-    /// than having gone (or become something else) meanwhile, which is itself an event;
+    /// Watches `path` and every directory below it with each of `fds` (into the map of the same
+    /// index). Symlinks are not followed: a link to a directory inside the root reaches one that
+    /// is watched anyway, and one outside is never served. A directory is watched before it is
+    /// listed, so one created in it meanwhile is reported. `complete` is false when a directory
+    /// could not be watched for a reason other than having gone (or become something else)
+    /// meanwhile, which is itself an event, or a path too long to be requested;
     /// `rootWatched`, whether `path` itself is now watched.
-    static func watchTree(_ path: [UInt8], fd: Int32, into directories: inout [Int32: [UInt8]])
+    static func watchTree(_ path: [UInt8], fds: [Int32], into maps: inout [[Int32: [UInt8]]])
         -> (complete: Bool, rootWatched: Bool) {
         var pending = [path]
         var complete = true
         var rootWatched = false
         while let directory = pending.popLast() {
             let cPath = directory + [0]
-            let wd = cPath.withUnsafeBufferPointer { p in
-                clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
+            var watched = false
+            for (k, fd) in fds.enumerated() {
+                let wd = cPath.withUnsafeBufferPointer { p in
+                    clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
+                }
+                if wd < 0 {
+                    if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
+                    continue
+                }
+                maps[k][wd] = directory
+                watched = true
             }
-            if wd < 0 {
-                // Gone or no longer a directory (itself an event), or a path too long to be
-                // requested (PATH_MAX): nothing to watch.
-                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
-                continue
-            }
+            guard watched else { continue }
             if directory == path { rootWatched = true }
-            directories[wd] = directory
             let listing = cPath.withUnsafeBufferPointer { p in
                 opendir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }

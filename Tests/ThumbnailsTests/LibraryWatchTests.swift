@@ -221,4 +221,19 @@ import Glibc
         try expectChange("a file in the directory made meanwhile") { write("moved/edits/x.jpg") }
         _ = mkdir(outside.path, 0o755)   // for the suite's clean-up
     }
+
+    /// A group (one per event loop) is set up with one walk, and each of its watches sees every
+    /// change on its own instance.
+    @Test func aGroupOfWatchesEachSeesEveryChange() throws {
+        let group = try #require(LibraryWatch.group(root: root, count: 3))
+        #expect(group.count == 3)
+        #expect(group.allSatisfy { $0.statistics.active && $0.statistics.directories == 3 })
+        let before = group.map { $0.stamp() }
+        write("2024/deep/b.jpg", [9])
+        for (watch, old) in zip(group, before) {
+            let now = try #require(watch.stamp())
+            #expect(now != old)
+            #expect(watch.stamp() == now)
+        }
+    }
 }
