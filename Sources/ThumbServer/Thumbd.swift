@@ -23,7 +23,10 @@ public final class Thumbd: Sendable {
         do {
             library = try Library(root: config.library)
         } catch {
-            throw ConfigError("the library \(config.library) is not a readable directory")
+            // A path given as bytes that are not UTF-8 reaches here with U+FFFD in their place.
+            let hint = config.library.unicodeScalars.contains("\u{FFFD}")
+                ? " (its path is not valid UTF-8, which thumbd cannot open; rename it or link to it)" : ""
+            throw ConfigError("the library \(config.library) is not a readable directory" + hint)
         }
         do {
             try Vips.start()

@@ -50,6 +50,17 @@ import Testing
         }
     }
 
+    /// A library path given as bytes that are not UTF-8 arrives with U+FFFD in their place;
+    /// the error says so instead of only "not a readable directory" (found by a fresh-eyes session).
+    @Test func aLibraryPathThatIsNotUTF8IsNamedAsSuch() {
+        var config = Config()
+        config.library = NSTemporaryDirectory() + "lib\u{FFFD}"
+        config.cacheDirectory = NSTemporaryDirectory() + "thumbd-cache-\(UUID().uuidString)"
+        #expect { _ = try Thumbd(config: config) } throws: { error in
+            (error as? ConfigError)?.description.contains("is not a readable directory (its path is not valid UTF-8") == true
+        }
+    }
+
     @Test func anOutOfRangeNumberSaysTheRange() {
         #expect { try ConfigLoader.load(arguments: ["--library", "/p", "--port", "70000"], environment: [:]) } throws: { error in
             (error as? ConfigError)?.description.contains("--port 70000 is not a valid integer from 0 to 65535 for port") == true
