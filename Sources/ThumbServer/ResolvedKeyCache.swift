@@ -12,12 +12,12 @@ import Glibc
 ///
 /// With a `LibraryWatch`, an entry is trusted while the watch's stamp is the one it was last
 /// checked under (nothing in the library changed since, as the kernel reports changes); after
-/// a change, or while the watch cannot vouch for the tree, the URL is resolved again in full.
-/// Without one, and for a path through a symlink (which may lead through a link outside the
-/// library, where nothing is watched), a use `stat`s the requested path, following symlinks,
-/// and wants the same file (device and inode) with the same size and mtime: a replaced or
-/// deleted source, and a symlink on the way removed or pointed at another file, are noticed at
-/// once. Entries expire after `lifetime`, which bounds how long a change the watch cannot see
+/// a change, or while the watch cannot vouch for the tree, the URL is resolved again in full,
+/// and a path through a symlink (which may lead through a link outside the library, where
+/// nothing is watched) always is. Without a watch, a use `stat`s the requested path, following
+/// symlinks, and wants the same file (device and inode) with the same size and mtime: a
+/// replaced or deleted source, and a symlink on the way removed or pointed at another file, are
+/// noticed at once. Entries expire after `lifetime`, which bounds how long a change the watch cannot see
 /// (see `LibraryWatch`), or that one `stat` cannot (a directory on the way swapped for a link
 /// to the same file elsewhere), goes unnoticed.
 /// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
@@ -31,8 +31,8 @@ final class ResolvedKeyCache: Sendable {
         /// The watch's stamp when the source was last found unchanged (`noStamp`: none).
         let checkedStamp: Atomic<UInt64>
         /// The requested path reaches the file through a symlink: a link outside the library
-        /// (where nothing is watched) may be on the way, so the watch cannot vouch for it and
-        /// each use `stat`s the path, following links.
+        /// (where nothing is watched) may be on the way, so neither the watch nor one `stat`
+        /// can vouch for it, and each use resolves the URL again in full.
         let throughLink: Bool
         /// The prepared headers of a hit on this key from each hit tier in each format, built
         /// when the entry is: reading them takes no lock.
@@ -142,13 +142,15 @@ final class ResolvedKeyCache: Sendable {
     /// change anywhere, and while the watch is blind (no stamp), the URL is resolved again in
     /// full, as a first request is: a `stat` would not notice a directory on the way swapped for
     /// a symlink to elsewhere (the same file, now reached from outside the root) or a second
-    /// spelling of the name added (NFC beside NFD). Without a watch, and for a path that goes
-    /// through a symlink, a `stat` of the requested path (following links) must show the same
-    /// file (device, inode, size, mtime).
+    /// spelling of the name added (NFC beside NFD). A path that goes through a symlink is
+    /// resolved again in full on every use. Without a watch, a `stat` of the requested path
+    /// (following links) must show the same file (device, inode, size, mtime).
     func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Lookup {
         let now = Self.coarseNow()
         guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return .unknown }
-        if watch != nil && !entry.throughLink {
+        // Through a symlink, the way may lead outside the library, where nothing is watched.
+        if entry.throughLink { return .changed(entry) }
+        if watch != nil {
             guard let stamp else { return .changed(entry) }   // the watch is blind now
             return entry.checkedStamp.load(ordering: .relaxed) == stamp ? .current(entry) : .changed(entry)
         }

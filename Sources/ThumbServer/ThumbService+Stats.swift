@@ -106,8 +106,12 @@ extension ThumbService {
         metric("thumbd_cache_bytes", "gauge", "Cache size by tier, bytes.", tiers(m.bytes, d.bytes))
         metric("thumbd_cache_limit_bytes", "gauge", "Cache limit by tier, bytes.", tiers(m.limitBytes, d.limitBytes))
         metric("thumbd_disk_cache_write_errors_total", "counter", "Disk cache writes that failed.", [("", "\(s.disk.writeErrors)")])
+        metric("thumbd_disk_cache_corrupt_total", "counter", "Damaged disk cache entries found and deleted.",
+               [("", "\(s.disk.corrupt)")])
         metric("thumbd_renders_total", "counter", "libvips renders run.", [("", "\(s.renders.total)")])
         metric("thumbd_renders_failed_total", "counter", "libvips renders that failed.", [("", "\(s.renders.failed)")])
+        metric("thumbd_renders_prefetch_total", "counter", "Renders run for prefetch jobs (of thumbd_renders_total).",
+               [("", "\(s.renders.prefetch)")])
         metric("thumbd_renders_coalesced_total", "counter", "Requests that joined a lookup already in flight.",
                [("", "\(s.renders.coalesced)")])
         metric("thumbd_renders_refused_total", "counter", "Client misses refused with 503: render queue full.",

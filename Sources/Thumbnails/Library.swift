@@ -82,9 +82,13 @@ public struct Library: Sendable {
 
     /// The spelling of `name` that exists in `directory`: as given, else its NFC or NFD form,
     /// else any entry canonically equal to it (Swift `String` equality is canonical equivalence).
+    /// An ASCII name has no other spelling (but for `;` and `` ` ``, which U+037E and U+1FEF
+    /// decompose to), so a missing one costs one `lstat`, not a listing of the directory, which
+    /// a client could otherwise make the server do for every request.
     private func diskName(of name: String, in directory: String) throws(LibraryError) -> String {
         var st = stat()
         if lstat(directory + "/" + name, &st) == 0 { return name }
+        if name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }) { throw .notFound }
         for variant in [name.precomposedStringWithCanonicalMapping, name.decomposedStringWithCanonicalMapping]
         where !variant.utf8.elementsEqual(name.utf8) {
             if lstat(directory + "/" + variant, &st) == 0 { return variant }

@@ -19,7 +19,8 @@ import Glibc
 /// answered from before the change.
 ///
 /// What it cannot see (inotify(7), "Limitations and caveats"): writes through a shared `mmap`,
-/// writes through a hard link that lives outside the library, changes made by another host on a
+/// native AIO writes (`io_submit`) until the writer closes the file, writes through a hard
+/// link that lives outside the library, changes made by another host on a
 /// network filesystem, a filesystem mounted or unmounted inside the library after the walk,
 /// and a directory above the root renamed with a new tree put in its place. Users of the stamps
 /// still look at each source when their entry expires (`ResolvedKeyCache`: every 2 s);
@@ -73,6 +74,8 @@ public final class LibraryWatch: Sendable {
         var subtreesPending: [[UInt8]] = []
         /// The last walk of the whole tree found no directory at the root's path.
         var rootMissing = false
+        /// Watches removed (`IN_IGNORED`) while a walk ran: not to be merged back from it.
+        var ignoredDuringWalk: Set<Int32> = []
         /// When the last walk of the whole tree ended, ns (`DispatchTime`).
         var lastWalkEnded: UInt64 = 0
         /// Scratch space events are read into (64 KiB).
@@ -221,12 +224,16 @@ public final class LibraryWatch: Sendable {
                        s.directories[wd] == rootBytes {
                         s.wholeTreePending = true
                     }
-                    if mask & clinux_inotify_ignored != 0 { s.directories[wd] = nil }
+                    if mask & clinux_inotify_ignored != 0 {
+                        s.directories[wd] = nil
+                        if s.walking { s.ignoredDuringWalk.insert(wd) }
+                    }
                     if mask & clinux_inotify_isdir != 0 {
                         if mask & (clinux_inotify_moved_from | clinux_inotify_moved_to) != 0 {
                             s.wholeTreePending = true
                         } else if mask & clinux_inotify_create != 0 {
-                            if let parent = s.directories[wd], length > 0, !s.walking {
+                            // After a failure, only a walk of the whole tree can make it whole.
+                            if let parent = s.directories[wd], length > 0, !s.walking, !s.failed {
                                 let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
                                 s.subtreesPending.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
                             } else {
@@ -288,7 +295,8 @@ public final class LibraryWatch: Sendable {
                     // Gone (or renamed) before it was walked: whatever became of it, the whole tree.
                     if !walk.rootWatched { s.wholeTreePending = true }
                 }
-                s.directories.merge(found) { $1 }
+                s.directories.merge(found.filter { !s.ignoredDuringWalk.contains($0.key) }) { $1 }
+                s.ignoredDuringWalk = []
             }
         }
     }

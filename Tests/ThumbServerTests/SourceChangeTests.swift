@@ -222,4 +222,17 @@ import Glibc
         #expect(retargetedIsB)
         #expect(retargeted.headers["ETag"] != first.headers["ETag"])
     }
+
+    /// A memoised URL through a symlink, whose target is moved outside the root and the link
+    /// pointed after it: 404 on the next request, watch or not (found by a fresh-eyes session).
+    @Test(arguments: [true, false]) func aLinkedFileMovedOutsideIsNotServed(watched: Bool) throws {
+        let lib = try Library(watched: watched, cacheInside: false)
+        try lib.copy(Library.photoA, to: lib.root + "/real.jpg")
+        #expect(symlink("real.jpg", lib.root + "/pic.jpg") == 0)
+        #expect(lib.get("/thumbnails/3/pic.jpg").status == 200)
+        #expect(lib.get("/thumbnails/3/pic.jpg").headers["X-Cache"] == "HIT-MEMORY")
+        #expect(rename(lib.root + "/real.jpg", lib.outside + "/real.jpg") == 0)
+        try lib.link("pic.jpg", to: lib.outside + "/real.jpg")
+        #expect(lib.get("/thumbnails/3/pic.jpg").status == 404)
+    }
 }

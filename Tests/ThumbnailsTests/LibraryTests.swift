@@ -61,4 +61,14 @@ import Testing
     @Test func aMissingRootIsRefused() {
         #expect(throws: LibraryError.notFound) { try Library(root: dir.path + "/missing") }
     }
+
+    /// An ASCII name is looked up with one `lstat` (no listing of the directory for a missing
+    /// one), except `;` and `` ` ``, which other characters decompose to: U+037E GREEK QUESTION
+    /// MARK on disk is still found by a request for `;`.
+    @Test func asciiNamesAreFoundWithoutAListingButForTheTwoThatHaveOtherSpellings() throws {
+        dir.write("q\u{037E}.jpg", [7])
+        let library = try Library(root: dir.path)
+        #expect(try library.resolve(["q;.jpg"]).identity.size == 1)
+        #expect(throws: LibraryError.notFound) { try library.resolve(["2024", "missing.jpg"]) }
+    }
 }
