@@ -115,3 +115,10 @@ clinux_inotify_pending(int fd)
 }
 
 int clinux_inotify_unwatch(int fd, int wd) { return inotify_rm_watch(fd, wd); }
+
+int
+clinux_socket_unread(int fd)
+{
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
+}

@@ -10,7 +10,7 @@ extension HTTPConnection {
     /// long as responses complete synchronously. On the worker's thread, when `phase == .idle`.
     func drive() {
         while phase == .idle {
-            if drainRequested { close(); return }
+            if drainRequested { closeAfterLastResponse(); return }
             let request: HTTPRequest?
             do {
                 request = try parser.nextRequest()
@@ -85,14 +85,16 @@ extension HTTPConnection {
     }
 
     /// HTTP/1.1 keeps the connection unless `Connection: close`; HTTP/1.0 closes it unless
-    /// `Connection: keep-alive` (RFC 9112 §9.3).
+    /// `Connection: keep-alive` without `close` (RFC 9112 §9.3). An HTTP/1.0 request with a
+    /// `Transfer-Encoding` is answered, then the connection closes: its framing is treated as
+    /// faulty (RFC 9112 §6.1), so nothing after it on the connection is trusted.
     /// Scans the `Connection` values' bytes (no `Character` walk, no allocation: a browser
     /// sends `Connection: keep-alive` with every request).
     static func wantsKeepAlive(_ request: HTTPRequest) -> Bool {
-        let http11 = request.version.minor >= 1
-        let wanted: StaticString = http11 ? "close" : "keep-alive"
-        if request.headers.containsValue(named: "Connection", where: { hasToken($0, wanted) }) { return !http11 }
-        return http11
+        let closes = request.headers.containsValue(named: "Connection", where: { hasToken($0, "close") })
+        if request.version.minor >= 1 { return !closes }
+        return !closes && !request.headers.contains("Transfer-Encoding")
+            && request.headers.containsValue(named: "Connection", where: { hasToken($0, "keep-alive") })
     }
 
     /// Whether a comma-separated list (RFC 9110 §5.6.1) holds `token`, ASCII case-insensitive.

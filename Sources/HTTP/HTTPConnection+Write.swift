@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Dispatch
 
 /// Writing responses: head and body go to `sendmsg` as two buffers (the body is the responder's
@@ -144,7 +145,7 @@ extension HTTPConnection {
         if lingerAfterResponse {
             startLingering()
         } else if closeAfterResponse {
-            close()
+            closeAfterLastResponse()
         } else {
             phase = .idle
         }
@@ -175,9 +176,21 @@ extension HTTPConnection {
         }
     }
 
-    /// After an error response: shut the write side so the client sees the response and EOF,
-    /// and discard input for a while, so unread request bytes do not turn the close into a
-    /// reset that destroys the response (RFC 9112 §9.6).
+    /// After the last response (`Connection: close`, a drain): a plain close when the client
+    /// has sent nothing more; with request bytes unread (buffered, or still in the kernel), a
+    /// close would make the kernel answer with a reset that destroys the response's unsent end,
+    /// so the connection lingers instead (RFC 9112 §9.6).
+    func closeAfterLastResponse() {
+        if parser.bufferedByteCount > 0 || clinux_socket_unread(fd) != 0 {
+            startLingering()
+        } else {
+            close()
+        }
+    }
+
+    /// After an error response, or a last one with input unread: shut the write side so the
+    /// client sees the response and EOF, and discard input for a while, so unread request bytes
+    /// do not turn the close into a reset that destroys the response (RFC 9112 §9.6).
     func startLingering() {
         phase = .lingering
         lingerDeadline = DispatchTime.now().uptimeNanoseconds &+ context.lingerNanoseconds

@@ -142,7 +142,12 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         if phase == .closed { return }
         if phase == .lingering { discardInput(); return }
         let buffer = context.readBuffer
-        while true {
+        // At most `pipelineBufferLimit` bytes per call: then the buffered requests are answered
+        // before more is read (epoll is level-triggered: the rest is reported again), so a
+        // client that sends without reading is held to about that much, and cannot keep the
+        // loop from its other connections.
+        var readNow = 0
+        while readNow < context.pipelineBufferLimit {
             if phase != .idle && parser.bufferedByteCount >= context.pipelineBufferLimit {
                 suspendReading()
                 break
@@ -151,6 +156,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
             if n > 0 {
                 parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
                 lastActivity = context.loop.roundStartedAt
+                readNow += n
                 if n < buffer.count { break }
             } else if n == 0 {
                 peerClosed = true
