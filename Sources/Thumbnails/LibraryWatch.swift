@@ -151,7 +151,7 @@ public final class LibraryWatch: Sendable {
 
     /// A number that stays the same only as long as no change under the root has been reported;
     /// nil when the watch cannot vouch for the whole tree now. Costs one `ioctl` when nothing
-    /// is queued; otherwise reads the events first (watching new directories).
+    /// is queued; otherwise reads the events first (and starts walks of new directories).
     ///
     /// Why it is safe to trust an unchanged stamp: the kernel queues an event before the
     /// changing call returns. Either it is still queued when we ask (then it is read and the
