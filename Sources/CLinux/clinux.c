@@ -108,17 +108,10 @@ clinux_inotify_watch_directory(int fd, const char *path)
 }
 
 int
-clinux_inotify_pending(int fd)
+clinux_unread_bytes(int fd)
 {
     int n = 0;
     return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
 }
 
 int clinux_inotify_unwatch(int fd, int wd) { return inotify_rm_watch(fd, wd); }
-
-int
-clinux_socket_unread(int fd)
-{
-    int n = 0;
-    return ioctl(fd, FIONREAD, &n) == 0 ? n : -1;
-}

@@ -181,7 +181,7 @@ extension HTTPConnection {
     /// close would make the kernel answer with a reset that destroys the response's unsent end,
     /// so the connection lingers instead (RFC 9112 §9.6).
     func closeAfterLastResponse() {
-        if parser.bufferedByteCount > 0 || clinux_socket_unread(fd) != 0 {
+        if parser.bufferedByteCount > 0 || clinux_unread_bytes(fd) != 0 {
             startLingering()
         } else {
             close()

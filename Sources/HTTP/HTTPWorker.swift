@@ -12,7 +12,7 @@ final class HTTPWorker: @unchecked Sendable {
     let loop: HTTPEventLoop
     /// Which of the server's workers this is (`HTTPRequest.loopIndex`).
     let index: Int
-    /// The server, for its responder, settings and connection accounting.
+    /// The server, for its settings and connection accounting.
     let server: HTTPServer
     let limits: HTTPParserLimits
     /// The server's responder, kept here so a request does not reach it through the server.

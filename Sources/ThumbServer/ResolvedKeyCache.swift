@@ -17,9 +17,9 @@ import Glibc
 /// nothing is watched) always is. Without a watch, a use `stat`s the requested path, following
 /// symlinks, and wants the same file (device and inode) with the same size and mtime: a
 /// replaced or deleted source, and a symlink on the way removed or pointed at another file, are
-/// noticed at once. Entries expire after `lifetime`, which bounds how long a change the watch cannot see
-/// (see `LibraryWatch`), or that one `stat` cannot (a directory on the way swapped for a link
-/// to the same file elsewhere), goes unnoticed.
+/// noticed at once. Entries expire after `lifetime`, which bounds how long a change the watch
+/// cannot see (see `LibraryWatch`), or that one `stat` cannot (a directory on the way swapped for
+/// a link to the same file elsewhere), goes unnoticed.
 /// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and

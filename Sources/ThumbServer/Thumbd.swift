@@ -71,7 +71,8 @@ public final class Thumbd: Sendable {
             watches = LibraryWatch.group(root: library.root, count: lanes) ?? watches
             if !watches.allSatisfy({ $0?.statistics.active == true }) {
                 FileHandle.standardError.write(Data(("thumbd: library_watch: inotify cannot watch all of \(library.root) "
-                    + "(see fs.inotify.max_user_watches and max_user_instances); requests will stat their source\n").utf8))
+                    + "(see fs.inotify.max_user_watches and max_user_instances); memoised URLs will be resolved again on every "
+                    + "request\n").utf8))
             }
         }
         let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index,

@@ -159,7 +159,7 @@ public final class LibraryWatch: Sendable {
     /// queue, and that thread marked the generation as being read before it did (then this
     /// call waits for it to finish).
     public func stamp() -> UInt64? {
-        let pending = clinux_inotify_pending(fd)
+        let pending = clinux_unread_bytes(fd)
         let g = generation.load(ordering: .sequentiallyConsistent)
         if pending == 0 && g & (Self.reading | Self.blind) == 0 { return g }
         if pending < 0 { return nil }
@@ -180,7 +180,7 @@ public final class LibraryWatch: Sendable {
     /// root, also looks for one again (at most every 100 ms).
     private func readEvents() -> UInt64? {
         state.withLock { s in
-            if clinux_inotify_pending(fd) > 0 {
+            if clinux_unread_bytes(fd) > 0 {
                 let before = generation.load(ordering: .sequentiallyConsistent)
                 generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
                 handle(&s)

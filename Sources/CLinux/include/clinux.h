@@ -65,11 +65,9 @@ int clinux_inotify(void);
 /// fs.inotify.max_user_watches limit).
 int clinux_inotify_watch_directory(int fd, const char *path);
 
-/// Bytes of events queued on inotify descriptor `fd` (ioctl FIONREAD), or -1 with errno set.
-int clinux_inotify_pending(int fd);
-
-/// Bytes received on socket `fd` and not read yet (ioctl FIONREAD), or -1 with errno set.
-int clinux_socket_unread(int fd);
+/// Bytes waiting to be read on `fd` (ioctl FIONREAD): events queued on an inotify descriptor,
+/// or data received on a socket. -1 with errno set.
+int clinux_unread_bytes(int fd);
 
 /// Stops watch `wd` of inotify descriptor `fd` (inotify_rm_watch); 0, or -1 with errno set.
 int clinux_inotify_unwatch(int fd, int wd);
