@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <sys/epoll.h>
@@ -115,3 +116,7 @@ clinux_unread_bytes(int fd)
 }
 
 int clinux_inotify_unwatch(int fd, int wd) { return inotify_rm_watch(fd, wd); }
+
+int clinux_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}

@@ -28,6 +28,11 @@ public final class Thumbd: Sendable {
                 ? " (its path is not valid UTF-8, which thumbd cannot open; rename it or link to it)" : ""
             throw ConfigError("the library \(config.library) is not a readable directory" + hint)
         }
+        // thumbd deletes only what it wrote; a cache sharing a tree with the photos would put
+        // the two in one place.
+        if let overlap = CacheDirectory.overlap(cache: config.cacheDirectory, library: library.root) {
+            throw ConfigError(overlap + "; the cache must be a directory of its own, outside the library")
+        }
         do {
             try Vips.start()
         } catch {
@@ -56,8 +61,7 @@ public final class Thumbd: Sendable {
         serviceConfiguration.adminToken = config.adminToken
         let index: LibraryIndex
         do {
-            index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite",
-                                     skipping: config.cacheDirectory)
+            index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite")
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }

@@ -61,7 +61,7 @@ extension DiskCache {
         afterCheckForTesting.withLock { $0 }?(path)
         guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
             close(fd)
-            Self.removeEntryFile(path)
+            CacheDirectory.removeEntry(path)
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[digest] = nil

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Rendering
 import Synchronization
@@ -12,7 +13,9 @@ import Glibc
 ///
 /// Entries survive restarts. Writes go to `tmp/` and are renamed into `entries/`, so a reader
 /// never sees a half-written file at an entry's name; every read checks length, key and checksum
-/// (`DiskEntry`) and deletes what fails. Space is reserved and victims are deleted *before* a new
+/// (`DiskEntry`) and drops what fails. The directory must be thumbd's (`CacheDirectory.claim`),
+/// and a file in it is deleted or replaced only when it has the form of thumbd's own
+/// (`CacheDirectory.removeEntry`); anything else is left alone. Space is reserved and victims are deleted *before* a new
 /// file is written, so the bytes on disk never exceed the limit. Sizes are counted in 4 KiB blocks
 /// as the file system allocates them.
 ///
@@ -30,7 +33,8 @@ public final class DiskCache: Sendable {
         public var misses = 0
         public var evictions = 0
         public var writeErrors = 0
-        /// Entries found truncated, empty or corrupt when read, and deleted.
+        /// Entries found truncated, empty or corrupt when read, and dropped (and deleted when
+        /// they are thumbd's files; see `CacheDirectory.removeEntry`).
         public var corrupt = 0
     }
 
@@ -65,42 +69,41 @@ public final class DiskCache: Sendable {
     /// write into the file at the worst moment). Nil in the server.
     let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    /// Opens (creating if needed) the cache at `directory`, deletes leftover temporary files and
+    /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
     /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime.
-    /// - Throws: `SetupError` naming the directory when it cannot be created or listed.
+    /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
+    ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
     public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1) throws {
         self.directory = directory
         self.limitBytes = max(0, limitBytes)
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         entriesDirectory = directory + "/entries"
         temporaryDirectory = directory + "/tmp"
-        let fm = FileManager.default
         do {
-            try fm.createDirectory(atPath: entriesDirectory, withIntermediateDirectories: true)
-            try fm.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true)
+            try CacheDirectory.claim(directory)
         } catch {
-            throw SetupError(description: "cannot create the cache directory \(directory): \(error.localizedDescription)")
+            throw SetupError(description: error.description)
         }
         // A cache that can be read but not written (a read-only mount) still serves what it
         // holds; every write then fails and is counted in `writeErrors`.
         guard access(directory, R_OK | X_OK) == 0 else {
             throw SetupError(description: "the cache directory \(directory) is not readable")
         }
-        for name in (try? fm.contentsOfDirectory(atPath: temporaryDirectory)) ?? [] {
+        let fm = FileManager.default
+        // Only what has the form of thumbd's own files is touched: a temporary file left by a
+        // crash is deleted, an entry is indexed, anything else is left where it is.
+        for name in (try? fm.contentsOfDirectory(atPath: temporaryDirectory)) ?? []
+        where CacheDirectory.isTemporaryName(name) && CacheDirectory.holdsEntry(temporaryDirectory + "/" + name) {
             unlink(temporaryDirectory + "/" + name)
         }
         var found: [(digest: String, cost: Int, modified: Int64)] = []
         for shard in (try? fm.contentsOfDirectory(atPath: entriesDirectory)) ?? [] {
             let shardPath = entriesDirectory + "/" + shard
-            for name in (try? fm.contentsOfDirectory(atPath: shardPath)) ?? [] {
-                let path = shardPath + "/" + name
+            for name in (try? fm.contentsOfDirectory(atPath: shardPath)) ?? []
+            where CacheDirectory.isEntryName(name) && name.hasPrefix(shard) {
                 var st = stat()
-                guard Self.isDigest(name), name.hasPrefix(shard), lstat(path, &st) == 0,
-                      (st.st_mode & S_IFMT) == S_IFREG else {
-                    Self.removeEntryFile(path)
-                    continue
-                }
+                guard lstat(shardPath + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
                 found.append((name, Self.blocks(Int(st.st_size)),
                               Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)))
             }
@@ -115,7 +118,7 @@ public final class DiskCache: Sendable {
             victims.append(oldest)
         }
         index = Mutex(initial)
-        for digest in victims { unlink(path(for: digest)) }
+        for digest in victims { CacheDirectory.removeEntry(path(for: digest)) }
     }
 
     /// What `readWithoutWaiting` found.
@@ -179,7 +182,7 @@ public final class DiskCache: Sendable {
             close(fd)
         }
         guard let thumbnail else {
-            if fd >= 0 { Self.removeEntryFile(path) }
+            if fd >= 0 { CacheDirectory.removeEntry(path) }
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[key.digest] = nil
@@ -219,11 +222,11 @@ public final class DiskCache: Sendable {
             state.nextTemporary += 1
             return (victims, "\(getpid())-\(state.nextTemporary).tmp")
         }
-        for victim in victims { unlink(path(for: victim)) }
+        for victim in victims { CacheDirectory.removeEntry(path(for: victim)) }
 
         let temporaryPath = temporaryDirectory + "/" + temporaryName
         mkdir(shardDirectory(for: digest), 0o755)  // EEXIST is the usual answer
-        let written = Self.writeAll(bytes, to: temporaryPath) && rename(temporaryPath, path(for: digest)) == 0
+        let written = Self.writeAll(bytes, to: temporaryPath) && Self.moveIntoPlace(temporaryPath, path(for: digest))
         if !written { unlink(temporaryPath) }
         index.withLock { state in
             state.reserved -= cost
@@ -251,16 +254,16 @@ public final class DiskCache: Sendable {
 
     private static func blocks(_ size: Int) -> Int { (size + 4095) & ~4095 }
 
-    private static func isDigest(_ name: String) -> Bool {
-        name.utf8.count == 32 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-    }
-
-    /// Removes what sits at an entry path: a file, or anything planted there (a directory would
-    /// otherwise make every later write of that key fail).
-    static func removeEntryFile(_ path: String) {
-        if unlink(path) != 0 && (errno == EISDIR || errno == EPERM) {
-            try? FileManager.default.removeItem(atPath: path)
+    /// Renames a written temporary file to its entry's name without ever replacing a file that
+    /// is not thumbd's (`renameat2` with `RENAME_NOREPLACE`): what sits there is removed first
+    /// only when `CacheDirectory.removeEntry` finds it is an entry (another writer's, or a stale
+    /// one), otherwise the write fails.
+    private static func moveIntoPlace(_ temporaryPath: String, _ entryPath: String) -> Bool {
+        for _ in 0..<2 {
+            if clinux_rename_noreplace(temporaryPath, entryPath) == 0 { return true }
+            guard errno == EEXIST, CacheDirectory.removeEntry(entryPath) else { return false }
         }
+        return false
     }
 
     private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {

@@ -17,8 +17,9 @@ import Testing
         var error: String
     }
 
-    /// Runs thumbd to completion (it must exit by itself).
-    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs thumbd to completion: it must exit by itself, and is sent SIGTERM after
+    /// `timeoutSeconds` (a server that started when it should have refused stops the test, not CI).
+    func run(_ arguments: [String], environment: [String: String] = [:], timeoutSeconds: Double = 60) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments
@@ -28,6 +29,9 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) { [process] in
+            if process.isRunning { process.terminate() }
+        }
         let output = out.fileHandleForReading.readDataToEndOfFile()
         let error = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -67,6 +71,33 @@ import Testing
         #expect(badKey.status == 2)
         #expect(badKey.error.contains("colour"))
         #expect(badKey.error.split(separator: "\n").count == 1)
+    }
+
+    /// The mistake that once cost a user photos: the library given as the cache directory (and a
+    /// cache inside it, or around it). Refused with one sentence; every photo stays as it was.
+    @Test func aCacheDirectoryThatOverlapsTheLibraryIsRefusedAndDeletesNothing() throws {
+        let dl = NSTemporaryDirectory() + "thumbd-dl-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dl) }
+        let photos = ["tmp/holiday.jpg": "Landscape_1.jpg", "entries/00/wedding.jpg": "kodak-dc210-1998-vga.jpg",
+                      "entries/family.jpg": "Landscape_6.jpg"]
+        for (path, fixture) in photos {
+            try FileManager.default.createDirectory(atPath: dl + "/" + (path as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/" + fixture, toPath: dl + "/" + path)
+        }
+        for (cache, says) in [(dl, "is the library itself"), (dl + "/entries", "is inside the library"),
+                              (dl + "/.thumbd-cache", "is inside the library"),
+                              ((dl as NSString).deletingLastPathComponent, "contains the library")] {
+            let refused = try run(["--library", dl, "--cache-dir", cache, "--port", "0"], timeoutSeconds: 10)
+            #expect(refused.status == 2)
+            #expect(refused.error.contains(says), "\(refused.error)")
+            #expect(refused.error.split(separator: "\n").count == 1)
+        }
+        for (path, fixture) in photos {
+            #expect(FileManager.default.contents(atPath: dl + "/" + path)
+                    == FileManager.default.contents(atPath: Paths.fixturePhotos + "/" + fixture))
+        }
+        #expect(!FileManager.default.fileExists(atPath: dl + "/.thumbd-cache"))
     }
 
     @Test func servesAndStopsCleanlyOnSIGTERM() throws {

@@ -110,11 +110,12 @@ import Testing
     @Test func anUndecodableSourceIs415AndNotCached() throws {
         let library = NSTemporaryDirectory() + "thumbd-inprocess-lib-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: library) }
+        let cache = library + "-cache"
+        defer { for dir in [library, cache] { try? FileManager.default.removeItem(atPath: dir) } }
         try Data("<html>not a photo</html>".utf8).write(to: URL(fileURLWithPath: library + "/fake.jpg"))
         var config = Config()
         config.library = library
-        config.cacheDirectory = library + "/.cache"
+        config.cacheDirectory = cache
         let thumbd = try Thumbd(config: config)
         defer { thumbd.service.pipeline.scheduler.stop() }
         for _ in 0..<2 {

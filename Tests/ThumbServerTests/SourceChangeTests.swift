@@ -19,14 +19,13 @@ import Glibc
         static let photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
         let fm = FileManager.default
 
-        /// - Parameters:
-        ///   - watched: `library_watch`.
-        ///   - cacheInside: the cache directory inside the root (`.cache`), or beside it.
-        init(watched: Bool = true, cacheInside: Bool = true) throws {
+        /// - Parameter watched: `library_watch`. The cache directory is beside the root (thumbd
+        ///   refuses one inside the library).
+        init(watched: Bool = true) throws {
             for dir in [root, outside] { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
             var config = Config()
             config.library = root
-            config.cacheDirectory = cacheInside ? root + "/.cache" : outside + "/cache"
+            config.cacheDirectory = outside + "/cache"
             config.libraryWatch = watched
             config.renderWorkers = 1
             service = try Thumbd(config: config).service
@@ -155,7 +154,7 @@ import Glibc
     /// point of `LibraryWatch`); unwatched, every hit `stat`s it. Either way a file replaced as
     /// `mv` does is served from the very next request.
     @Test(arguments: [true, false]) func hitsTrustTheWatchAndAReplacementIsSeenAtOnce(watched: Bool) throws {
-        let lib = try Library(watched: watched, cacheInside: false)
+        let lib = try Library(watched: watched)
         try lib.copy(Library.photoA, to: lib.root + "/p.jpg")
         let first = lib.get("/thumbnails/3/p.jpg")
         #expect(first.status == 200 && first.headers["X-Cache"] == "MISS")
@@ -179,7 +178,7 @@ import Glibc
     /// root is a 404 at once, and a second spelling of the name added (NFC beside NFD) is what
     /// the NFC URL serves from the next request on (found by a fresh-eyes session).
     @Test func aChangedLibraryResolvesMemoisedURLsAgainInFull() throws {
-        let lib = try Library(cacheInside: false)
+        let lib = try Library()
         try lib.fm.createDirectory(atPath: lib.root + "/album", withIntermediateDirectories: false)
         try lib.copy(Library.photoA, to: lib.root + "/album/p.jpg")
         #expect(lib.get("/thumbnails/3/album/p.jpg").status == 200)
@@ -204,7 +203,7 @@ import Glibc
     /// -> a.jpg`), where nothing is watched: the outside link retargeted (to `b.jpg`) is seen on
     /// the next request, as without the watch (found by a fresh-eyes session).
     @Test(arguments: [true, false]) func aLinkOutsideTheLibraryRetargetedIsSeenAtOnce(watched: Bool) throws {
-        let lib = try Library(watched: watched, cacheInside: false)
+        let lib = try Library(watched: watched)
         try lib.copy(Library.photoA, to: lib.root + "/a.jpg")
         try lib.copy(Library.photoB, to: lib.root + "/b.jpg")
         #expect(symlink(lib.root + "/a.jpg", lib.outside + "/pick.jpg") == 0)
@@ -226,7 +225,7 @@ import Glibc
     /// A memoised URL through a symlink, whose target is moved outside the root and the link
     /// pointed after it: 404 on the next request, watch or not (found by a fresh-eyes session).
     @Test(arguments: [true, false]) func aLinkedFileMovedOutsideIsNotServed(watched: Bool) throws {
-        let lib = try Library(watched: watched, cacheInside: false)
+        let lib = try Library(watched: watched)
         try lib.copy(Library.photoA, to: lib.root + "/real.jpg")
         #expect(symlink("real.jpg", lib.root + "/pic.jpg") == 0)
         #expect(lib.get("/thumbnails/3/pic.jpg").status == 200)

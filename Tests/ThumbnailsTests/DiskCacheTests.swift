@@ -212,7 +212,7 @@ import Testing
         #expect(cache.statistics.misses == 0)   // counted by the caller that acts on it
     }
 
-    @Test func aFifoPlantedAtAnEntryPathIsDroppedWithoutBlocking() throws {
+    @Test func aFifoPlantedAtAnEntryPathIsDroppedWithoutBlockingAndLeftInPlace() throws {
         let dir = TemporaryDirectory()
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         for (name, read) in [("r", { (k: CacheKey) in cache.read(k) != nil }),
@@ -225,24 +225,54 @@ import Testing
             let started = Date()
             #expect(!read(key(name)))   // open(2) on a FIFO without O_NONBLOCK waits for a writer
             #expect(Date().timeIntervalSince(started) < 1)
-            #expect(!FileManager.default.fileExists(atPath: path))
+            var st = stat()
+            #expect(lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFIFO)   // not thumbd's: not deleted
         }
         #expect(cache.statistics.corrupt == 3)
         #expect(cache.statistics.entries == 0)
     }
 
-    @Test func aDirectoryPlantedAtAnEntryPathIsRemovedSoTheKeyCanBeStoredAgain() throws {
+    @Test func anEmptyDirectoryPlantedAtAnEntryPathIsRemovedSoTheKeyCanBeStoredAgain() throws {
         let dir = TemporaryDirectory()
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         cache.write(thumbnail(500), for: key("d"))
         let path = cache.path(for: key("d").digest)
         unlink(path)
-        try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+        #expect(mkdir(path, 0o755) == 0)
         #expect(cache.read(key("d")) == nil)
         #expect(cache.statistics.corrupt == 1)
         #expect(cache.write(thumbnail(600), for: key("d")))
         #expect(cache.read(key("d"))?.bytes == thumbnail(600).bytes)
         #expect(cache.statistics.writeErrors == 0)
+    }
+
+    @Test func aDirectoryWithFilesAtAnEntryPathIsNeverRemovedNorWrittenOver() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        cache.write(thumbnail(500), for: key("d"))
+        let path = cache.path(for: key("d").digest)
+        unlink(path)
+        dir.write(String(path.dropFirst(dir.path.count + 1)) + "/inside.jpg", [0xFF, 0xD8, 0xFF, 1, 2, 3])
+        #expect(cache.read(key("d")) == nil)
+        #expect(!cache.write(thumbnail(600), for: key("d")))   // the key cannot be stored: counted, harmless
+        #expect(cache.statistics.writeErrors == 1)
+        #expect(FileManager.default.contents(atPath: path + "/inside.jpg") == Data([0xFF, 0xD8, 0xFF, 1, 2, 3]))
+    }
+
+    @Test func aForeignFileAtAnEntryNameIsNeitherDeletedNorReplaced() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        cache.write(thumbnail(500), for: key("f"))
+        let path = cache.path(for: key("f").digest)
+        let photo = Fixtures.photo("Landscape_1.jpg")
+        unlink(path)
+        FileManager.default.createFile(atPath: path, contents: photo)
+        #expect(cache.read(key("f")) == nil)               // not an entry: a miss
+        #expect(!cache.write(thumbnail(600), for: key("f")))   // and never renamed over
+        #expect(FileManager.default.contents(atPath: path) == photo)
+        let reopened = try DiskCache(directory: dir.path, limitBytes: 1)   // evicts everything it indexes
+        #expect(reopened.statistics.entries == 0)
+        #expect(FileManager.default.contents(atPath: path) == photo)
     }
 
     @Test func entriesAreWrittenReadOnly() throws {
@@ -280,13 +310,20 @@ import Testing
         #expect(cache.statistics.hits == 0)
     }
 
-    @Test func startUpRemovesTemporaryFilesAndStrayNames() throws {
+    @Test func startUpRemovesOnlyItsOwnTemporaryFilesAndLeavesStrayNames() throws {
         let dir = TemporaryDirectory()
-        dir.write("tmp/123-4.tmp", [1, 2, 3])
+        _ = try DiskCache(directory: dir.path, limitBytes: 1 << 20)   // claims (tags) the directory
+        dir.write("tmp/123-4.tmp", Array(DiskEntry.magic.prefix(5)))   // a write cut short by a crash
+        dir.write("tmp/124-5.tmp", [])
+        dir.write("tmp/125-6.tmp", [1, 2, 3])                         // the name is ours, the bytes are not
+        dir.write("tmp/notes.txt", [7, 7])
         dir.write("entries/ab/not-a-digest", [1])
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/tmp/123-4.tmp"))
-        #expect(!FileManager.default.fileExists(atPath: dir.path + "/entries/ab/not-a-digest"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/tmp/124-5.tmp"))
+        #expect(FileManager.default.contents(atPath: dir.path + "/tmp/125-6.tmp") == Data([1, 2, 3]))
+        #expect(FileManager.default.contents(atPath: dir.path + "/tmp/notes.txt") == Data([7, 7]))
+        #expect(FileManager.default.contents(atPath: dir.path + "/entries/ab/not-a-digest") == Data([1]))
         #expect(cache.statistics.entries == 0)
     }
 

@@ -72,4 +72,11 @@ int clinux_unread_bytes(int fd);
 /// Stops watch `wd` of inotify descriptor `fd` (inotify_rm_watch); 0, or -1 with errno set.
 int clinux_inotify_unwatch(int fd, int wd);
 
+// MARK: files, for the disk cache
+
+/// `renameat2(from, to, RENAME_NOREPLACE)`: moves `from` to `to` only when nothing exists at
+/// `to` (atomically; EEXIST otherwise), so the disk cache never replaces a file it has not
+/// checked is its own. 0, or -1 with errno set.
+int clinux_rename_noreplace(const char *from, const char *to);
+
 #endif

@@ -60,9 +60,12 @@ public final class LibraryIndex: Sendable {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
         } catch {
-            // The index is derived data: a damaged file is removed and rebuilt by the next scan;
-            // where no file can be written (a read-only cache directory) it lives in memory.
-            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
+            // The index is derived data: a damaged database is removed and rebuilt by the next
+            // scan. A file that is not an SQLite database is not thumbd's and is left alone; then,
+            // as where no file can be written (a read-only cache directory), the index lives in memory.
+            if Self.isDatabaseFile(databasePath) {
+                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
+            }
             db = try (try? Self.openDatabase(databasePath)) ?? Self.openDatabase(":memory:")
             loaded = State()
         }
@@ -70,6 +73,19 @@ public final class LibraryIndex: Sendable {
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         database = Mutex(db)
+    }
+
+    /// Whether `path` is a regular file that is empty or starts with SQLite's header string
+    /// ("SQLite format 3" and a NUL, <https://www.sqlite.org/fileformat.html> §1.3.1).
+    static func isDatabaseFile(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        var head = [UInt8](repeating: 0, count: 16)
+        let n = pread(fd, &head, 16, 0)
+        return n == 0 || (n == 16 && head == Array("SQLite format 3\0".utf8))
     }
 
     /// Opens the database, creates the table, and checks the file really is a database.

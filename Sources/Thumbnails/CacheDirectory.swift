@@ -1,0 +1,198 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What makes a directory thumbd's cache, and which files in it thumbd may delete: thumbd deletes
+/// only what it can show it wrote, so a `cache_dir` pointed by mistake at photos or a home
+/// directory loses nothing.
+///
+/// A cache directory carries `CACHEDIR.TAG`, written by thumbd, in the form of the Cache Directory
+/// Tagging Specification (<https://bford.info/cachedir/>), which backup tools such as tar
+/// (`--exclude-caches`), borg and restic honour. `claim` accepts a directory that is new, empty,
+/// tagged by thumbd, or laid out exactly as an untagged cache of an earlier thumbd (it tags that
+/// one); anything else is refused and left untouched.
+public enum CacheDirectory {
+    /// Why a directory cannot be the cache. `description` is one sentence naming the directory.
+    public struct Refusal: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The tag's file name (the specification's).
+    public static let tagName = "CACHEDIR.TAG"
+    /// The tag's first line, fixed by the specification.
+    static let signature = "Signature: 8a477f597d28d172789f06886806bc55"
+    /// The line that says thumbd wrote the tag: another program's tag does not make a directory ours.
+    static let ownerLine = "# This file is a cache directory tag created by thumbd."
+    static let tagContents = signature + "\n" + ownerLine + "\n"
+        + "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+
+    /// The names thumbd makes at the top of its cache directory.
+    static let topLevelNames: Set<String> = ["entries", "tmp", "index.sqlite", "index.sqlite-wal",
+                                              "index.sqlite-shm", "index.sqlite-journal", tagName]
+
+    /// Makes `path` thumbd's cache directory: creates it (and its parents) when missing, tags it
+    /// when empty or laid out as an earlier thumbd's cache, accepts it when tagged by thumbd.
+    /// Creates `entries/` and `tmp/` inside.
+    /// - Throws: `Refusal` when `path` is not a directory, holds files thumbd did not make, or
+    ///   cannot be created or tagged; nothing in it is changed then.
+    public static func claim(_ path: String) throws(Refusal) {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw Refusal(description: "cannot create the cache directory \(path): \(error.localizedDescription)")
+            }
+        } else if (st.st_mode & S_IFMT) != S_IFDIR {
+            throw Refusal(description: "the cache directory \(path) is not a directory")
+        }
+        if !isTagged(path) {
+            if let foreign = foreignName(in: path) {
+                throw Refusal(description: "the cache directory \(path) holds files thumbd did not create "
+                    + "(\(foreign)); thumbd uses only a new or empty directory, or one it tagged with \(tagName), "
+                    + "so that it never deletes files of yours: choose another cache_dir")
+            }
+            try writeTag(in: path)
+        }
+        for sub in ["entries", "tmp"] {
+            let subPath = path + "/" + sub
+            if mkdir(subPath, 0o755) != 0 && errno != EEXIST {
+                throw Refusal(description: "cannot create \(subPath): \(String(cString: strerror(errno)))")
+            }
+            // Not a link: thumbd writes and deletes inside these, and must stay in its own tree.
+            guard lstat(subPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw Refusal(description: "\(subPath) in the cache directory is not a directory of thumbd's")
+            }
+        }
+    }
+
+    /// Why `cache` cannot serve beside a library at `root` (already resolved): it is the
+    /// library, inside it, or contains it. Nil when they are apart. `cache` need not exist yet.
+    public static func overlap(cache: String, library root: String) -> String? {
+        let resolved = resolve(cache)
+        if resolved == root { return "cache_dir \(cache) is the library itself" }
+        if resolved.hasPrefix(root + "/") || root == "/" { return "cache_dir \(cache) is inside the library \(root)" }
+        if root.hasPrefix(resolved == "/" ? "/" : resolved + "/") { return "cache_dir \(cache) contains the library \(root)" }
+        return nil
+    }
+
+    /// Whether the file at `path` may be deleted as a cache entry or temporary file of thumbd's:
+    /// a regular file (not a link, FIFO or directory) that is empty or starts with the entry
+    /// magic (`DiskEntry.magic`), whole or, in a file shorter than it, in part. The caller has
+    /// checked the name has the cache's form.
+    static func holdsEntry(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        var head = [UInt8](repeating: 0, count: DiskEntry.magic.count)
+        let n = pread(fd, &head, head.count, 0)
+        guard n >= 0 else { return false }
+        return head.prefix(n).elementsEqual(DiskEntry.magic.prefix(n))
+    }
+
+    /// Deletes `path` when `holdsEntry` says it is thumbd's. An empty directory planted at an
+    /// entry's name is removed too (it holds nothing); anything else is left as it is.
+    /// Returns whether nothing is left at `path`.
+    @discardableResult
+    static func removeEntry(_ path: String) -> Bool {
+        if holdsEntry(path) { return unlink(path) == 0 || errno == ENOENT }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return errno == ENOENT }
+        return (st.st_mode & S_IFMT) == S_IFDIR && rmdir(path) == 0
+    }
+
+    /// Whether `name` is an entry file's name: 32 lowercase hex digits (an XXH3-128 digest).
+    static func isEntryName(_ name: String) -> Bool {
+        name.utf8.count == 32 && name.utf8.allSatisfy(isHexDigit)
+    }
+
+    /// Whether `name` is a temporary file's name as `DiskCache.write` makes them: `<pid>-<n>.tmp`.
+    static func isTemporaryName(_ name: String) -> Bool {
+        guard name.hasSuffix(".tmp") else { return false }
+        let parts = name.dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }
+    }
+
+    private static func isHexDigit(_ c: UInt8) -> Bool { (c >= 48 && c <= 57) || (c >= 97 && c <= 102) }
+
+    private static func isTagged(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path + "/" + tagName),
+              let text = String(data: data, encoding: .utf8) else { return false }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.first == Substring(signature) && lines.contains(Substring(ownerLine))
+    }
+
+    private static func writeTag(in path: String) throws(Refusal) {
+        let tag = path + "/" + tagName
+        let fd = open(tag, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw Refusal(description: "cannot write \(tag): \(String(cString: strerror(errno)))")
+        }
+        let bytes = Array(tagContents.utf8)
+        let written = write(fd, bytes, bytes.count)
+        guard close(fd) == 0, written == bytes.count else {
+            unlink(tag)   // ours: made just now with O_EXCL
+            throw Refusal(description: "cannot write \(tag)")
+        }
+    }
+
+    /// The first name in `path` that an untagged cache of thumbd's would not hold, or nil when
+    /// the directory is empty or laid out exactly as one: only the top-level names thumbd makes,
+    /// `entries/` holding two-hex-digit shards of digest-named regular files, `tmp/` holding only
+    /// temporary files.
+    private static func foreignName(in path: String) -> String? {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: path) else { return "unreadable" }
+        if let name = names.first(where: { !topLevelNames.contains($0) }) { return name }
+        var st = stat()
+        for name in names where name != "entries" && name != "tmp" {
+            guard lstat(path + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return name }
+        }
+        if names.contains("tmp") {
+            guard let temporary = try? fm.contentsOfDirectory(atPath: path + "/tmp") else { return "tmp" }
+            if let name = temporary.first(where: { !isTemporaryName($0) || !holdsEntry(path + "/tmp/" + $0) }) {
+                return "tmp/" + name
+            }
+        }
+        if names.contains("entries") {
+            guard let shards = try? fm.contentsOfDirectory(atPath: path + "/entries") else { return "entries" }
+            for shard in shards {
+                guard shard.utf8.count == 2, shard.utf8.allSatisfy(isHexDigit),
+                      let files = try? fm.contentsOfDirectory(atPath: path + "/entries/" + shard) else {
+                    return "entries/" + shard
+                }
+                if let name = files.first(where: {
+                    !isEntryName($0) || !$0.hasPrefix(shard) || !holdsEntry(path + "/entries/" + shard + "/" + $0)
+                }) {
+                    return "entries/" + shard + "/" + name
+                }
+            }
+        }
+        return nil
+    }
+
+    /// `path` made absolute with symlinks resolved, as far as it exists; the rest appended with
+    /// `.` and `..` applied as `mkdir -p` would.
+    static func resolve(_ path: String) -> String {
+        var existing = path.isEmpty ? "." : path
+        var rest: [Substring] = []
+        while true {
+            if let real = realpath(existing, nil) {
+                var parts = String(cString: real).split(separator: "/")
+                free(real)
+                for part in rest.reversed() {
+                    if part == ".." { _ = parts.popLast() } else if part != "." { parts.append(part) }
+                }
+                return "/" + parts.joined(separator: "/")
+            }
+            let url = existing as NSString
+            let last = url.lastPathComponent
+            let parent = url.deletingLastPathComponent
+            rest.append(Substring(last))
+            existing = parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Rendering
+import Testing
+@testable import Thumbnails
+
+/// thumbd deletes only what it can show it wrote: a `cache_dir` pointed at photos or a home
+/// directory by mistake is refused, and every file in it stays byte for byte as it was.
+@Suite struct CacheDirectoryTests {
+    /// Every regular file under `root` with its bytes, by relative path.
+    func snapshot(_ root: String) -> [String: Data] {
+        var files: [String: Data] = [:]
+        guard let walk = FileManager.default.enumerator(atPath: root) else { return files }
+        for case let relative as String in walk {
+            var st = stat()
+            guard lstat(root + "/" + relative, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            files[relative] = FileManager.default.contents(atPath: root + "/" + relative)
+        }
+        return files
+    }
+
+    @Test func aPhotoLibraryGivenAsTheCacheIsRefusedAndKeepsEveryPhoto() throws {
+        // The layout a user lost photos with: photos in tmp/ and entries/, where the cache keeps its files.
+        let dl = TemporaryDirectory()
+        dl.write("tmp/holiday.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        dl.write("entries/00/wedding.jpg", [UInt8](Fixtures.photo("kodak-dc210-1998-vga.jpg")))
+        dl.write("entries/family.jpg", [UInt8](Fixtures.photo("Landscape_6.jpg")))
+        let before = snapshot(dl.path)
+        #expect(before.count == 3)
+        #expect { _ = try DiskCache(directory: dl.path, limitBytes: 1 << 20) } throws: { error in
+            "\(error)".contains(dl.path) && "\(error)".contains("did not create")
+        }
+        #expect(snapshot(dl.path) == before)
+        #expect(!FileManager.default.fileExists(atPath: dl.path + "/" + CacheDirectory.tagName))
+    }
+
+    @Test func aHomeDirectoryGivenAsTheCacheIsRefusedAndKeepsEveryFile() throws {
+        let home = TemporaryDirectory()
+        home.write("tmp/notes.txt", Array("remember the milk\n".utf8))
+        home.write("entries/ab/data.bin", [0, 1, 2, 3, 4])
+        let before = snapshot(home.path)
+        #expect(throws: DiskCache.SetupError.self) { _ = try DiskCache(directory: home.path, limitBytes: 1 << 20) }
+        #expect(snapshot(home.path) == before)
+    }
+
+    @Test func aDirectoryTaggedByAnotherProgramIsRefused() throws {
+        let other = TemporaryDirectory()
+        other.write(CacheDirectory.tagName, Array("Signature: 8a477f597d28d172789f06886806bc55\n# cargo\n".utf8))
+        other.write("tmp/build.o", [1])
+        #expect(throws: DiskCache.SetupError.self) { _ = try DiskCache(directory: other.path, limitBytes: 1 << 20) }
+        #expect(FileManager.default.contents(atPath: other.path + "/tmp/build.o") == Data([1]))
+    }
+
+    @Test func aNewOrEmptyDirectoryIsTaggedAndThenReusedAcrossRestarts() throws {
+        let parent = TemporaryDirectory()
+        for path in [parent.path + "/new/cache", parent.path + "/empty"] {
+            if path.hasSuffix("empty") { #expect(mkdir(path, 0o755) == 0) }
+            let cache = try DiskCache(directory: path, limitBytes: 1 << 20)
+            let key = CacheKey(assetPath: "a.jpg", source: SourceIdentity(size: 1, modifiedNanoseconds: 1),
+                               spec: GridSpec.defaults[1], format: .automatic, quality: 80)
+            #expect(cache.write(Thumbnail(bytes: [1, 2, 3], format: .jpeg, width: 1, height: 1), for: key))
+            let tag = try #require(FileManager.default.contents(atPath: path + "/CACHEDIR.TAG"))
+            // The Cache Directory Tagging Specification's signature opens the file.
+            #expect(String(decoding: tag, as: UTF8.self).hasPrefix("Signature: 8a477f597d28d172789f06886806bc55\n"))
+            let reopened = try DiskCache(directory: path, limitBytes: 1 << 20)
+            #expect(reopened.read(key)?.bytes == [1, 2, 3])
+        }
+    }
+
+    @Test func anUntaggedCacheOfAnEarlierThumbdIsAdoptedByItsForm() throws {
+        let old = TemporaryDirectory()
+        let key = CacheKey(assetPath: "a.jpg", source: SourceIdentity(size: 1, modifiedNanoseconds: 1),
+                           spec: GridSpec.defaults[1], format: .automatic, quality: 80)
+        do {
+            let cache = try DiskCache(directory: old.path, limitBytes: 1 << 20)
+            #expect(cache.write(Thumbnail(bytes: [9, 9], format: .png, width: 2, height: 2), for: key))
+        }
+        #expect(unlink(old.path + "/CACHEDIR.TAG") == 0)   // as an earlier thumbd left it
+        old.write("tmp/77-1.tmp", Array(DiskEntry.magic.prefix(3)))
+        let adopted = try DiskCache(directory: old.path, limitBytes: 1 << 20)
+        #expect(adopted.read(key)?.bytes == [9, 9])
+        #expect(FileManager.default.fileExists(atPath: old.path + "/CACHEDIR.TAG"))
+        #expect(!FileManager.default.fileExists(atPath: old.path + "/tmp/77-1.tmp"))
+    }
+
+    @Test func aFileThatIsNotAnEntryBlocksTheAdoptionOfAnUntaggedDirectory() throws {
+        let old = TemporaryDirectory()
+        // A digest-shaped name holding a photo, not an entry.
+        old.write("entries/0f/0f0123456789abcdef0123456789abcd", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        let before = snapshot(old.path)
+        #expect(throws: DiskCache.SetupError.self) { _ = try DiskCache(directory: old.path, limitBytes: 1 << 20) }
+        #expect(snapshot(old.path) == before)
+    }
+
+    @Test func theCacheMustBeApartFromTheLibrary() throws {
+        let parent = TemporaryDirectory()
+        let library = parent.path + "/photos"
+        #expect(mkdir(library, 0o755) == 0)
+        let root = CacheDirectory.resolve(library)
+        #expect(CacheDirectory.overlap(cache: library, library: root)?.contains("is the library") == true)
+        #expect(CacheDirectory.overlap(cache: library + "/", library: root)?.contains("is the library") == true)
+        #expect(CacheDirectory.overlap(cache: library + "/.cache", library: root)?.contains("inside") == true)
+        #expect(CacheDirectory.overlap(cache: library + "/not/yet/../made", library: root)?.contains("inside") == true)
+        #expect(CacheDirectory.overlap(cache: parent.path, library: root)?.contains("contains") == true)
+        #expect(CacheDirectory.overlap(cache: parent.path + "/photos-cache", library: root) == nil)
+        #expect(CacheDirectory.overlap(cache: parent.path + "/photos/../cache", library: root) == nil)
+        // Through a link: the link's target decides.
+        #expect(symlink(library, parent.path + "/alias") == 0)
+        #expect(CacheDirectory.overlap(cache: parent.path + "/alias/c", library: root)?.contains("inside") == true)
+    }
+
+    @Test func anIndexFileThatIsNotADatabaseIsLeftAlone() throws {
+        let cache = TemporaryDirectory()
+        let photos = TemporaryDirectory()
+        photos.write("a.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        let notADatabase = [UInt8](Fixtures.photo("Landscape_6.jpg"))
+        cache.write("index.sqlite", notADatabase)
+        let index = try LibraryIndex(library: try Library(root: photos.path), databasePath: cache.path + "/index.sqlite")
+        index.rescan()
+        #expect(index.listing(order: .newest, offset: 0, limit: 10).items.map(\.path) == ["a.jpg"])   // kept in memory
+        #expect(FileManager.default.contents(atPath: cache.path + "/index.sqlite") == Data(notADatabase))
+    }
+}
