@@ -66,7 +66,7 @@ extension ThumbService {
             }
             let key = CacheKey(assetPath: asset.assetPath, source: asset.identity, spec: plan.grid,
                                format: plan.format, quality: configuration.quality)
-            requests.append(ThumbnailRequest(key: key, sourcePath: asset.absolutePath))
+            requests.append(ThumbnailRequest(key: key, asset: asset))
         }
         let job = prefetcher.start(grid: plan.grid.name, requests: requests, failedUpfront: failed)
         return Self.json(status: 202, Self.jobJSON(job) + "\n")

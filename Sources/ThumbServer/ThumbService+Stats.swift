@@ -62,7 +62,7 @@ extension ThumbService {
         "hits":\(s.disk.hits),"misses":\(s.disk.misses),"evictions":\(s.disk.evictions),\
         "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
-        "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),\
+        "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
@@ -116,6 +116,9 @@ extension ThumbService {
                [("", "\(s.renders.coalesced)")])
         metric("thumbd_renders_refused_total", "counter", "Client misses refused with 503: render queue full.",
                [("", "\(s.renders.refused)")])
+        metric("thumbd_renders_known_failures_total", "counter",
+               "Client misses answered with a failure remembered for their unchanged source (415/422): no render.",
+               [("", "\(s.renders.knownFailures)")])
         metric("thumbd_renders_in_flight", "gauge", "Renders running now.", [("", "\(s.inFlight)")])
         metric("thumbd_renders_queued", "gauge", "Renders waiting for a worker.", [("", "\(s.queued)")])
         histogram("thumbd_render_duration_seconds", "Successful render durations.",

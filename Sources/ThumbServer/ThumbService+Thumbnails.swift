@@ -34,7 +34,7 @@ extension ThumbService {
         case .absent(let missing):
             absence = missing
         }
-        let thumbnailRequest = ThumbnailRequest(key: key, sourcePath: resolved.asset.absolutePath)
+        let thumbnailRequest = ThumbnailRequest(key: key, asset: resolved.asset)
         pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
             switch result {
             case .success(let result):

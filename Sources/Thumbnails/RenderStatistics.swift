@@ -14,6 +14,9 @@ public final class RenderStatistics: Sendable {
         public var prefetch = 0
         /// Client misses refused with 503 because the render queue was full (no render ran).
         public var refused = 0
+        /// Client misses answered with a failure remembered for their source (415 or 422 that
+        /// the unchanged file gave before; `KnownFailures`): no render ran.
+        public var knownFailures = 0
         /// Render duration percentiles over the last `window` renders, ms.
         public var p50Milliseconds = 0.0
         public var p95Milliseconds = 0.0
@@ -54,6 +57,10 @@ public final class RenderStatistics: Sendable {
 
     func recordRefused() {
         state.withLock { $0.snapshot.refused += 1 }
+    }
+
+    func recordKnownFailure() {
+        state.withLock { $0.snapshot.knownFailures += 1 }
     }
 
     func recordCoalesced() {

@@ -15,10 +15,25 @@ public struct ThumbnailRequest: Sendable {
     public var key: CacheKey
     /// Absolute path of the source, already resolved inside the library.
     public var sourcePath: String
+    /// The source's `st_dev` and `st_ino` when resolved (0 when not known): with the path and
+    /// the key's size and mtime, which file a remembered failure belongs to.
+    public var device: UInt64
+    public var inode: UInt64
 
-    public init(key: CacheKey, sourcePath: String) {
+    public init(key: CacheKey, sourcePath: String, device: UInt64 = 0, inode: UInt64 = 0) {
         self.key = key
         self.sourcePath = sourcePath
+        self.device = device
+        self.inode = inode
+    }
+
+    /// The request for `key`'s thumbnail of the file `asset` resolved to.
+    public init(key: CacheKey, asset: ResolvedAsset) {
+        self.init(key: key, sourcePath: asset.absolutePath, device: asset.device, inode: asset.inode)
+    }
+
+    var failureSource: KnownFailures.Source {
+        KnownFailures.Source(path: sourcePath, device: device, inode: inode, identity: key.source)
     }
 }
 
@@ -70,7 +85,8 @@ public typealias ThumbnailCompletion = @Sendable (Result<ThumbnailResult, Thumbn
 ///
 /// Concurrent requests for one key share one lookup: the first becomes the flight's leader, the
 /// rest wait on it (`renders.coalesced`) and get the same bytes or the same error. A failed render
-/// is not remembered; the next request tries again. Disk hits are promoted to memory; renders for
+/// is remembered only when it lies in the file itself (`KnownFailures`: 415 and 422, until the
+/// file changes); any other failure is not, and the next request tries again. Disk hits are promoted to memory; renders for
 /// clients go to memory and disk, renders for prefetch only to disk (a large prefetch must not
 /// flush what clients are looking at). Disk reads run on `diskQueue`, renders on the
 /// `RenderScheduler`; nothing here blocks the caller except a memory lookup.
@@ -80,6 +96,7 @@ public final class ThumbnailPipeline: Sendable {
     public let disk: DiskCache
     public let scheduler: RenderScheduler
     public let renderStatistics = RenderStatistics()
+    let knownFailures = KnownFailures()
     let renderer: Renderer
     let flights = Mutex<[String: Flight]>([:])
     let diskQueue = DispatchQueue(label: "thumbd.disk", qos: .userInitiated, attributes: .concurrent)
@@ -276,8 +293,15 @@ public final class ThumbnailPipeline: Sendable {
         removeFlight(digest)
     }
 
-    /// Queues the leader's render (foreground), or answers 503 when the queue is full.
+    /// Queues the leader's render (foreground), or answers 503 when the queue is full, or at
+    /// once with the failure remembered for its source.
     private func startRender(_ request: ThumbnailRequest) {
+        if let failure = knownFailures.failure(of: request.failureSource) {
+            renderStatistics.recordKnownFailure()
+            finish(request.key.digest, with: .failure(.render(failure)))
+            removeFlight(request.key.digest)
+            return
+        }
         let queued = scheduler.enqueue(.foreground) {
             self.complete(request, with: self.renderNow(request, prefetch: false))
         }
@@ -294,6 +318,7 @@ public final class ThumbnailPipeline: Sendable {
     public func warm(_ request: ThumbnailRequest) -> WarmOutcome {
         let digest = request.key.digest
         if memory.contains(digest) || disk.contains(request.key) { return .skipped }
+        if knownFailures.failure(of: request.failureSource) != nil { return .failed }
         let lead = flights.withLock { flights -> Bool in
             guard flights[digest] == nil else { return false }
             flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
@@ -319,6 +344,7 @@ public final class ThumbnailPipeline: Sendable {
             finish(digest, with: .success(result))
             disk.write(result.thumbnail, for: request.key)
         case .failure(let error):
+            if case .render(let renderError) = error { knownFailures.record(renderError, for: request.failureSource) }
             finish(digest, with: .failure(error))
         }
     }

@@ -107,26 +107,45 @@ import Testing
         }
     }
 
-    @Test func anUndecodableSourceIs415AndNotCached() throws {
+    /// A decode failure is a fact about the file: remembered against its identity (device,
+    /// inode, size, mtime) so a second request does not decode it again, and forgotten the
+    /// moment the file changes. Never cached as a thumbnail.
+    @Test func anUndecodableSourceIs415AndRememberedUntilItChanges() throws {
         let library = NSTemporaryDirectory() + "thumbd-inprocess-lib-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
         let cache = library + "-cache"
         defer { for dir in [library, cache] { try? FileManager.default.removeItem(atPath: dir) } }
-        try Data("<html>not a photo</html>".utf8).write(to: URL(fileURLWithPath: library + "/fake.jpg"))
+        let fake = library + "/fake.jpg"
+        try Data("<html>not a photo</html>".utf8).write(to: URL(fileURLWithPath: fake))
         var config = Config()
         config.library = library
         config.cacheDirectory = cache
         let thumbd = try Thumbd(config: config)
         defer { thumbd.service.pipeline.scheduler.stop() }
-        for _ in 0..<2 {
+        func get(_ target: String) -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: "GET", target: "/thumbnails/5/fake.jpg")) { box.append($0.withFileRead); done.signal() }
+            thumbd.service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0.withFileRead); done.signal() }
             done.wait()
-            #expect(box.values[0].status == 415)
-            #expect(box.values[0].headers["ETag"] == nil)
+            return box.values[0]
         }
-        #expect(thumbd.service.pipeline.renderStatistics.snapshot.failed == 2)   // tried again, not remembered
+        let statistics = { thumbd.service.pipeline.renderStatistics.snapshot }
+        for grid in ["5", "5", "3", "1"] {
+            let response = get("/thumbnails/\(grid)/fake.jpg")
+            #expect(response.status == 415)
+            #expect(response.headers["ETag"] == nil)
+        }
+        #expect(statistics().failed == 1)          // decoded once, for every grid
+        #expect(statistics().knownFailures == 3)
         #expect(thumbd.service.pipeline.disk.statistics.entries == 0)
+
+        // Rewritten (another size, another mtime): tried again.
+        try Data("<html>still not a photo, longer</html>".utf8).write(to: URL(fileURLWithPath: fake))
+        #expect(get("/thumbnails/5/fake.jpg").status == 415)
+        #expect(statistics().failed == 2)
+        // Replaced by a photo: served.
+        try FileManager.default.removeItem(atPath: fake)
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: fake)
+        #expect(get("/thumbnails/5/fake.jpg").status == 200)
     }
 }

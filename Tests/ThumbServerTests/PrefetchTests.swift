@@ -80,6 +80,26 @@ import Testing
         #expect(stats?["skipped"] as? Int == total)
     }
 
+    /// A damaged file is decoded once, not once per prefetch: prefetches over a library with
+    /// broken files kept libvips busy with them (6,657 range POSTs gave 2,020 failed renders).
+    @Test func aSourceThatCannotBeDecodedIsNotDecodedAgainByEachPrefetch() throws {
+        let library = try CopiesLibrary(count: 1)
+        let truncated = try #require(FileManager.default.contents(atPath: Paths.fixturePhotos + "/Landscape_1.jpg"))
+        try truncated.prefix(truncated.count / 2).write(to: URL(fileURLWithPath: library.root + "/broken.jpg"))
+        let server = try ServerHarness(library: library.root)
+        for round in 0..<4 {
+            let grid = ["3", "5", "3", "1"][round]
+            let accepted = try post(server, #"{"grid": "\#(grid)", "paths": ["broken.jpg"]}"#)
+            let job = try waitForFinalState(server, job: accepted.json["id"] as? Int ?? -1)
+            #expect(job["failed"] as? Int == 1)
+        }
+        #expect(try server.stat("renders", "failed") == 1)
+        #expect(try server.stat("renders", "total") == 1)
+        #expect(try server.get("/thumbnails/3/broken.jpg").status == 415)   // a GET is answered from it too
+        #expect(try server.stat("renders", "total") == 1)
+        #expect(try server.stat("renders", "known_failures") == 1)
+    }
+
     @Test func pathsAndFormatWarmExactlyWhatAGetAsksFor() throws {
         let server = try ServerHarness()
         let accepted = try post(server, #"{"grid": "5", "format": "webp", "paths": ["Landscape_1.jpg", "missing.jpg"]}"#)

@@ -76,12 +76,14 @@ import Testing
         let big = try server.get("/thumbnails/3/Landscape_1.jpg")
         #expect(big.status == 422)
         #expect(big.json["error"] as? String == "source_too_large")
-        #expect(try server.get("/thumbnails/3/Landscape_1.jpg").status == 422)   // not remembered: tried again
+        #expect(try server.get("/thumbnails/3/Landscape_1.jpg").status == 422)   // remembered for the unchanged file
         #expect(try server.get("/thumbnails/3/kodak-dc210-1998-vga.jpg").status == 200)   // 79,837 bytes
-        // The README's identity still holds: each disk miss is one render (two failed, one done).
+        // The README's identity still holds: each disk miss is one render (one failed, one done)
+        // or one remembered failure.
         #expect(try server.stat("disk_cache", "misses") == 3)
-        #expect(try server.stat("renders", "total") == 3)
-        #expect(try server.stat("renders", "failed") == 2)
+        #expect(try server.stat("renders", "total") == 2)
+        #expect(try server.stat("renders", "failed") == 1)
+        #expect(try server.stat("renders", "known_failures") == 1)
     }
 
     @Test func theAdminTokenGuardsStatsMetricsAndPrefetchChanges() throws {
