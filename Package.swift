@@ -12,15 +12,18 @@ let package = Package(
         .library(name: "HTTP", targets: ["HTTP"]),
     ],
     targets: [
-        // libvips 8.14 from Debian (`libvips-dev`), found through pkg-config `vips`.
-        .systemLibrary(name: "CVips", pkgConfig: "vips", providers: [.apt(["libvips-dev"])]),
+        // libvips 8.14 from Debian (`libvips-dev`). Its headers sit in the default include path and
+        // need only GLib's: pkg-config `gobject-2.0` gives those. (`vips.pc` would bring in the
+        // flags of every image library libvips links, among them OpenEXR's `-pthread`, which
+        // SwiftPM refuses with a warning on every build.) CVipsShim links `vips` itself.
+        .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
         // xxHash from Debian (`libxxhash-dev`): cache-key digests and disk-entry checksums.
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
         // SQLite from Debian (`libsqlite3-dev`): the persisted library index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
-        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("webpmux"), .linkedLibrary("webp")]),
+        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT).
         .target(name: "CLinux"),
         // HTTP/1.1 parser, serializer and the socket server (epoll event loops; Dispatch for
