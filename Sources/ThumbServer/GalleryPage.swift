@@ -1,5 +1,5 @@
 /// `GET /`: a small page that shows the library as a photo grid in a browser, built from
-/// `/assets` and `/thumbnails/{grid}/…`, so a new user sees thumbnails at once. The column
+/// `/assets` and the versioned thumbnail URLs it lists, so a new user sees thumbnails at once. The column
 /// buttons switch grids the way a phone app does (and stop the old grid's prefetch).
 enum GalleryPage {
     static let html: [UInt8] = Array("""
@@ -28,7 +28,8 @@ enum GalleryPage {
         const img = new Image();
         img.loading = 'lazy';
         img.alt = a.path;
-        img.src = '/thumbnails/' + columns + '/' + a.path.split('/').map(encodeURIComponent).join('/');
+        // The versioned URL from /assets: cached for good, and a new URL once the photo changes.
+        img.src = a.thumbnails[columns];
         return img;
       }));
     }

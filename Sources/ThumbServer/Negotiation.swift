@@ -21,6 +21,34 @@ enum Negotiation {
         return webpEnabled && acceptsWebP(accept) ? .webp : .automatic
     }
 
+    /// What a thumbnail URL's query asks for: the format choice (`formatChoice`) and the raw
+    /// value of its first `v` (a `ThumbnailVersion` token), nil when it has none.
+    /// A query of `v` alone (what `/assets` lists) is read over its bytes without allocating;
+    /// other parameters go through `queryValue`. `v` is compared as sent, not decoded: a token
+    /// is hex, and an encoded one only fails to match (which never makes a URL immutable).
+    /// - Throws: `APIError` 400 for an unknown `format` value.
+    static func thumbnailQuery(_ query: Substring?, accept: [String],
+                               webpEnabled: Bool) throws(APIError) -> (format: FormatChoice, version: Substring.UTF8View?) {
+        guard let query else { return (webpEnabled && acceptsWebP(accept) ? .webp : .automatic, nil) }
+        let bytes = query.utf8
+        var version: Substring.UTF8View?
+        var others = false
+        var start = bytes.startIndex
+        while start != bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+            let pair = bytes[start..<end]
+            if pair.first == UInt8(ascii: "v"), pair.count == 1 || pair[pair.index(after: pair.startIndex)] == UInt8(ascii: "=") {
+                if version == nil { version = pair.count == 1 ? pair[pair.endIndex...] : pair.dropFirst(2) }
+            } else if !pair.isEmpty {
+                others = true
+            }
+            start = end == bytes.endIndex ? end : bytes.index(after: end)
+        }
+        let format = others ? try formatChoice(query: query, accept: accept, webpEnabled: webpEnabled)
+            : (webpEnabled && acceptsWebP(accept) ? .webp : .automatic)
+        return (format, version)
+    }
+
     /// Whether an `Accept` field value names `image/webp` with a q above zero (RFC 9110 §12.5.1;
     /// type and parameter names compare case-insensitively; an unreadable q counts as 1).
     /// Scans UTF-8 bytes without allocating: browsers send a long `Accept` with every image

@@ -34,32 +34,46 @@ final class ResolvedKeyCache: Sendable {
         /// (where nothing is watched) may be on the way, so neither the watch nor one `stat`
         /// can vouch for it, and each use resolves the URL again in full.
         let throughLink: Bool
-        /// The prepared headers of a hit on this key from each hit tier in each format, built
-        /// when the entry is: reading them takes no lock.
+        /// The `ThumbnailVersion` token of `key`: a request whose `?v=` is this gets the
+        /// versioned (long-lived) `Cache-Control`.
+        let version: String
+        /// The prepared headers of a hit on this key from each hit tier in each format, with
+        /// each `Cache-Control` policy, built when the entry is: reading them takes no lock.
         private let hitHeaders: [HTTPHeaders]
 
-        /// `hitHeaders` builds the headers of a 200 from a tier in a format; each is prepared.
+        /// `hitHeaders` builds the headers of a 200 from a tier in a format, versioned or not;
+        /// each is prepared.
         init(key: CacheKey, asset: ResolvedAsset, expires: UInt64, checkedStamp: UInt64?,
-             hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) {
+             hitHeaders: (CacheTier, ImageFormat, _ versioned: Bool) -> HTTPHeaders) {
             self.key = key
             self.asset = asset
             self.expires = expires
             self.checkedStamp = Atomic(checkedStamp ?? ResolvedKeyCache.noStamp)
             throughLink = asset.requestedPath != asset.absolutePath
-            self.hitHeaders = [CacheTier.memory, .disk].flatMap { tier in
-                [ImageFormat.jpeg, .png, .webp].map { hitHeaders(tier, $0).prepared() }
+            version = ThumbnailVersion.token(for: key)
+            self.hitHeaders = [false, true].flatMap { versioned in
+                [CacheTier.memory, .disk].flatMap { tier in
+                    [ImageFormat.jpeg, .png, .webp].map { hitHeaders(tier, $0, versioned).prepared() }
+                }
             }
         }
 
-        /// The prepared headers of a 200 from `tier` (memory or disk) in `format`.
-        func headers(tier: CacheTier, format: ImageFormat) -> HTTPHeaders {
+        /// Whether `v` (a request's raw `?v=` value; nil: none) is this key's current token.
+        func isCurrent(version v: Substring.UTF8View?) -> Bool {
+            guard let v else { return false }
+            return v.elementsEqual(version.utf8)
+        }
+
+        /// The prepared headers of a 200 from `tier` (memory or disk) in `format`, with the
+        /// versioned `Cache-Control` or the unversioned one.
+        func headers(tier: CacheTier, format: ImageFormat, versioned: Bool) -> HTTPHeaders {
             let column: Int
             switch format {   // the order in `init`
             case .jpeg: column = 0
             case .png: column = 1
             case .webp: column = 2
             }
-            return hitHeaders[(tier == .memory ? 0 : 3) + column]
+            return hitHeaders[(versioned ? 6 : 0) + (tier == .memory ? 0 : 3) + column]
         }
     }
 
@@ -176,7 +190,7 @@ final class ResolvedKeyCache: Sendable {
     /// Memoises `key` and `asset` for `path` with `format`; returns the new entry. `stamp` is
     /// the one taken before `asset` was resolved.
     func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset, stamp: UInt64?,
-               hitHeaders: (CacheTier, ImageFormat) -> HTTPHeaders) -> Entry {
+               hitHeaders: (CacheTier, ImageFormat, _ versioned: Bool) -> HTTPHeaders) -> Entry {
         let entry = Entry(key: key, asset: asset, expires: Self.coarseNow() + lifetime,
                           checkedStamp: stamp, hitHeaders: hitHeaders)
         // A copy of the path alone, so the memo does not keep the whole request target alive.

@@ -4,8 +4,15 @@ import Rendering
 public struct ServiceConfiguration: Sendable {
     /// The grid specs, by name. The three of API.md by default.
     public var grids: [GridSpec] = GridSpec.defaults
-    /// `Cache-Control` on thumbnails. `public, max-age=31536000, immutable` by default.
+    /// `Cache-Control` of a thumbnail asked for by its versioned URL, whose `?v=` is the current
+    /// `ThumbnailVersion` token of its source (the URLs `/assets` lists): the URL changes when the
+    /// thumbnail does, so it may be kept for good. `public, max-age=31536000, immutable` by default.
     public var cacheControl = "public, max-age=31536000, immutable"
+    /// `Cache-Control` of a thumbnail asked for without `?v=`, or with a `v` that is not its
+    /// source's current token (a replaced photo, a stale listing): the URL stays when the photo
+    /// changes, so a cache must ask again (with `If-None-Match`, answered `304`).
+    /// `public, no-cache` by default.
+    public var unversionedCacheControl = "public, no-cache"
     /// Whether `Accept: image/webp` gives WebP. `true` by default.
     public var webpEnabled = true
     /// When non-empty, admin routes need `Authorization: Bearer <adminToken>`. Empty by default.

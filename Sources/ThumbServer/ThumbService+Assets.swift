@@ -1,8 +1,11 @@
 import Foundation
 import HTTP
+import Rendering
 import Thumbnails
 
-/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (API.md, "Listing").
+/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (API.md, "Listing"). Each item also
+/// carries `thumbnails`: per grid name, the thumbnail's versioned URL,
+/// `/thumbnails/{grid}/{encoded path}?v={ThumbnailVersion token}` (README, "Listing").
 extension ThumbService {
     /// Most items one page may hold (API.md).
     static let maxListingLimit = 10_000
@@ -29,12 +32,26 @@ extension ThumbService {
         }
         guard index.isComplete else { return APIError.indexBuilding.response }
         let page = index.listing(order: order, offset: offset, limit: limit)
+        // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
+        let grids = configuration.grids.map { spec in
+            (key: JSON.quote(spec.name), prefix: "\"/thumbnails/" + PercentEncoding.encodePath(spec.name) + "/",
+             version: ThumbnailVersion(spec: spec, quality: configuration.quality))
+        }
         var body = "{\"total\":\(page.total),\"offset\":\(offset),\"items\":["
-        body.reserveCapacity(64 + page.items.count * 160)
+        body.reserveCapacity(64 + page.items.count * (200 + 60 * grids.count))
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
             body += "{\"path\":\(JSON.quote(item.path)),\"bytes\":\(item.bytes),\"width\":\(item.width),"
-                + "\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\",\"modified\":\"\(item.modified.iso8601)\"}"
+                + "\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\",\"modified\":\"\(item.modified.iso8601)\","
+                + "\"thumbnails\":{"
+            // The index's size and mtime are the identity a GET resolves while the file is unchanged.
+            let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
+            let path = PercentEncoding.encodePath(item.path)   // unreserved bytes and %HH only: no JSON escapes
+            for (g, grid) in grids.enumerated() {
+                if g > 0 { body += "," }
+                body += grid.key + ":" + grid.prefix + path + "?v=" + grid.version.token(for: source) + "\""
+            }
+            body += "}}"
         }
         body += "]}\n"
         return Self.json(status: 200, body)

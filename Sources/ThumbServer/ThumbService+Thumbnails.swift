@@ -14,13 +14,18 @@ extension ThumbService {
             return completion(APIError.methodNotAllowed("GET, HEAD").response)
         }
         let resolved: ResolvedKeyCache.Entry
+        let versioned: Bool
         do {
-            resolved = try resolvedURL(for: request)
+            let query = try Negotiation.thumbnailQuery(request.query, accept: request.headers.values("Accept"),
+                                                       webpEnabled: configuration.webpEnabled)
+            resolved = try resolvedURL(for: request, format: query.format)
+            // Only the source's current token makes the URL one that changes with the thumbnail.
+            versioned = resolved.isCurrent(version: query.version)
         } catch {
             return completion(error.response)
         }
         let key = resolved.key
-        let cacheControl = configuration.cacheControl
+        let cacheControl = versioned ? configuration.cacheControl : configuration.unversionedCacheControl
         let precondition = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
@@ -30,7 +35,7 @@ extension ThumbService {
         switch pipeline.cached(key, acceptsFile: true) {
         case .hit(let result):
             if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-            return completion(hitResponse(result, for: resolved))
+            return completion(hitResponse(result, for: resolved, versioned: versioned))
         case .absent(let missing):
             absence = missing
         }
@@ -39,7 +44,8 @@ extension ThumbService {
             switch result {
             case .success(let result):
                 if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-                completion(result.tier == .miss ? missResponse(result, for: key) : hitResponse(result, for: resolved))
+                completion(result.tier == .miss ? missResponse(result, for: key, cacheControl: cacheControl)
+                    : hitResponse(result, for: resolved, versioned: versioned))
             case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
                 && retries > 0:
                 respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
@@ -49,21 +55,24 @@ extension ThumbService {
         }
     }
 
-    /// The headers every 200 for `key` carries (API.md, "Thumbnails").
-    private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier) -> HTTPHeaders {
+    /// The headers every 200 for `key` carries (API.md, "Thumbnails"); `cacheControl` is the
+    /// versioned or the unversioned policy.
+    private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier,
+                                  cacheControl: String) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.reserveCapacity(6)
         headers.add("Content-Type", format.mediaType)
         headers.add("ETag", key.etag)
-        headers.add("Cache-Control", configuration.cacheControl)
+        headers.add("Cache-Control", cacheControl)
         headers.add("Vary", "Accept")
         headers.add("X-Cache", tier.rawValue)
         return headers
     }
 
     /// A 200 from the memory or disk tier, with the URL's prepared headers.
-    private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry) -> HTTPResponse {
-        let headers = resolved.headers(tier: result.tier, format: result.thumbnail.format)
+    private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry,
+                             versioned: Bool) -> HTTPResponse {
+        let headers = resolved.headers(tier: result.tier, format: result.thumbnail.format, versioned: versioned)
         if let file = result.file {
             let region = HTTPFileRegion(fd: file.fd, offset: file.offset, count: file.count, owner: file.owner)
             return HTTPResponse(status: 200, headers: headers, file: region)
@@ -72,8 +81,8 @@ extension ThumbService {
     }
 
     /// A 200 for a render this request waited for, with its `Server-Timing`.
-    private func missResponse(_ result: ThumbnailResult, for key: CacheKey) -> HTTPResponse {
-        var headers = thumbnailHeaders(for: key, format: result.thumbnail.format, tier: .miss)
+    private func missResponse(_ result: ThumbnailResult, for key: CacheKey, cacheControl: String) -> HTTPResponse {
+        var headers = thumbnailHeaders(for: key, format: result.thumbnail.format, tier: .miss, cacheControl: cacheControl)
         if let ms = result.renderMilliseconds {
             headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
         }
@@ -89,13 +98,12 @@ extension ThumbService {
         return HTTPResponse(status: 304, headers: headers)
     }
 
-    /// Parses `/thumbnails/{grid}/{asset path}[?format=…]` and resolves the source, through the
-    /// memo of recently resolved URLs.
-    /// - Throws: `APIError` 400 (bad escapes, bad format), 404 (unknown grid, no such asset), 415
-    ///   (not a regular file).
-    func resolvedURL(for request: HTTPRequest) throws(APIError) -> ResolvedKeyCache.Entry {
-        let format = try Negotiation.formatChoice(query: request.query, accept: request.headers.values("Accept"),
-                                                  webpEnabled: configuration.webpEnabled)
+    /// Resolves the source of `/thumbnails/{grid}/{asset path}` in `format` (from the query and
+    /// `Accept`: `Negotiation.thumbnailQuery`), through the memo of recently resolved URLs,
+    /// which is keyed by the path and format alone: `?v=` picks headers, not the entry.
+    /// - Throws: `APIError` 400 (bad escapes), 404 (unknown grid, no such asset), 415 (not a
+    ///   regular file).
+    func resolvedURL(for request: HTTPRequest, format: FormatChoice) throws(APIError) -> ResolvedKeyCache.Entry {
         let memo = resolvedKeys[request.loopIndex % resolvedKeys.count]
         let stamp = memo.stamp()
         let known = memo.lookUp(request.path, format: format, stamp: stamp)
@@ -104,12 +112,13 @@ extension ThumbService {
         if case .changed(let entry) = known, let same = memo.confirm(entry, key: key, asset: asset, stamp: stamp) {
             return same
         }
-        return memo.store(request.path, format: format, key: key, asset: asset, stamp: stamp) { tier, format in
-            thumbnailHeaders(for: key, format: format, tier: tier)
+        return memo.store(request.path, format: format, key: key, asset: asset, stamp: stamp) { tier, format, versioned in
+            thumbnailHeaders(for: key, format: format, tier: tier,
+                             cacheControl: versioned ? configuration.cacheControl : configuration.unversionedCacheControl)
         }
     }
 
-    /// The full walk for `resolvedURL(for:)`: decode, find the grid, resolve the file, build the key.
+    /// The full walk for `resolvedURL(for:format:)`: decode, find the grid, resolve the file, build the key.
     private func resolveCacheKey(path: Substring, format: FormatChoice) throws(APIError) -> (CacheKey, ResolvedAsset) {
         let rest = path.dropFirst("/thumbnails/".count)
         var segments: [String] = []

@@ -56,6 +56,7 @@ public final class Thumbd: Sendable {
         var serviceConfiguration = ServiceConfiguration()
         serviceConfiguration.grids = config.grids
         serviceConfiguration.cacheControl = config.cacheControl
+        serviceConfiguration.unversionedCacheControl = config.cacheControlUnversioned
         serviceConfiguration.webpEnabled = config.webp
         serviceConfiguration.quality = config.quality
         serviceConfiguration.adminToken = config.adminToken

@@ -19,7 +19,8 @@ enum Digest {
         bytes.withUnsafeBytes { checksum($0) }
     }
 
-    private static func hexString(_ value: UInt64) -> String {
+    /// `value` as 16 lower-case hex characters, most significant first.
+    static func hexString(_ value: UInt64) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8](repeating: 0, count: 16)
         var v = value

@@ -111,7 +111,7 @@ import Testing
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
         #expect(page.text.contains("fetch('/assets?limit=10000')"))
-        #expect(page.text.contains("'/thumbnails/' + columns + '/'"))
+        #expect(page.text.contains("img.src = a.thumbnails[columns];"))   // the versioned URLs /assets lists
     }
 
     @Test func aFifoIsRefusedAtOnce() throws {

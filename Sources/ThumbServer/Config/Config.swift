@@ -33,8 +33,12 @@ public struct Config: Sendable, Equatable {
     public var maxSourcePixels = 100_000_000
     /// Source size limit, bytes; 0 = none (`max_source_bytes`). `268435456` (256 MiB) by default.
     public var maxSourceBytes = 256 << 20
-    /// `Cache-Control` of thumbnails (`cache_control`). `public, max-age=31536000, immutable` by default.
+    /// `Cache-Control` of thumbnails asked for by their versioned URL, `?v=` the source's
+    /// current version (`cache_control`). `public, max-age=31536000, immutable` by default.
     public var cacheControl = "public, max-age=31536000, immutable"
+    /// `Cache-Control` of thumbnails asked for without `?v=` or with a stale one
+    /// (`cache_control_unversioned`). `public, no-cache` by default: caches revalidate.
+    public var cacheControlUnversioned = "public, no-cache"
     /// Open connections before new ones wait in the backlog (`max_connections`). `4096` by default.
     public var maxConnections = 4096
     /// Seconds to receive a request's head (`header_timeout_seconds`). `10` by default.
