@@ -28,7 +28,7 @@ enum GalleryPage {
         const img = new Image();
         img.loading = 'lazy';
         img.alt = a.path;
-        img.src = '/thumbnails/' + columns + '/' + a.path.split('/').map(encodeURIComponent).join('/');
+        img.src = '/thumbnails/' + columns + '/' + a.url;
         return img;
       }));
     }

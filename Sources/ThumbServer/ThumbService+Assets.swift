@@ -33,7 +33,9 @@ extension ThumbService {
         body.reserveCapacity(64 + page.items.count * 160)
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
-            body += "{\"path\":\(JSON.quote(item.path)),\"bytes\":\(item.bytes),\"width\":\(item.width),"
+            // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
+            // path percent-encoded byte for byte, which reaches the file whatever its name.
+            body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(PathEncoding.percentEncoded(item.path.bytes))\",\"bytes\":\(item.bytes),\"width\":\(item.width),"
                 + "\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\",\"modified\":\"\(item.modified.iso8601)\"}"
         }
         body += "]}\n"

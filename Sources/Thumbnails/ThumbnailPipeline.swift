@@ -13,12 +13,13 @@ public enum CacheTier: String, Sendable {
 /// One thumbnail to produce: its key and the resolved source file.
 public struct ThumbnailRequest: Sendable {
     public var key: CacheKey
-    /// Absolute path of the source, already resolved inside the library.
-    public var sourcePath: String
+    /// Absolute path of the source (bytes, as on disk), already resolved inside the library.
+    public var source: DiskPath
 
-    public init(key: CacheKey, sourcePath: String) {
+    /// A request for `key`, rendered from `source`.
+    public init(key: CacheKey, source: DiskPath) {
         self.key = key
-        self.sourcePath = sourcePath
+        self.source = source
     }
 }
 
@@ -334,7 +335,7 @@ public final class ThumbnailPipeline: Sendable {
                 message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
         }
         let started = DispatchTime.now().uptimeNanoseconds
-        let renderRequest = RenderRequest(sourcePath: request.sourcePath, spec: request.key.spec,
+        let renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
                                           format: request.key.format.format, quality: request.key.quality,
                                           maxPixels: configuration.maxSourcePixels,
                                           expectedSource: request.key.source)
