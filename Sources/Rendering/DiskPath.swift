@@ -32,6 +32,7 @@ public struct DiskPath: Sendable, Hashable, Comparable, ExpressibleByStringLiter
         self.storage = storage
     }
 
+    /// The path of a literal's UTF-8 bytes.
     public init(stringLiteral value: String) { self.init(value) }
 
     /// The bytes, without the terminating NUL.

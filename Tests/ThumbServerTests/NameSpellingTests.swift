@@ -130,22 +130,32 @@ import Testing
         #expect(try server.get("/thumbnails/1/latin1-caf%E8.jpg").status == 400)
         #expect(try server.get("/thumbnails/1/latin1-caf%EF%BF%BD.jpg").status == 404)   // the display path names nothing
 
-        // Prefetch by `url` (the listing's form) warms what a GET of the same grid reads.
-        let body = #"{"grid": "3", "urls": ["caf%E9/%E0%20la%20plage.jpg", "latin1-caf%E9.jpg"]}"#
-        let accepted = try TestClient.parse(TestClient.exchange(port: server.port, Array((
-            "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)))
-        #expect(accepted.status == 202)
-        #expect(accepted.json["total"] as? Int == 2 && accepted.json["failed"] as? Int == 0)
-        let deadline = Date().addingTimeInterval(60)
-        var job = accepted.json
-        while job["state"] as? String == "running" && Date() < deadline {
-            usleep(50_000)
-            job = try server.get("/prefetch/\(accepted.json["id"] as? Int ?? -1)").json
+        // Prefetch by `url` (the listing's form) warms what a GET of the same grid reads, and so
+        // does a range of the listing.
+        func prefetch(_ body: String) throws -> [String: Any] {
+            let accepted = try TestClient.parse(TestClient.exchange(port: server.port, Array((
+                "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)").utf8)))
+            #expect(accepted.status == 202)
+            #expect(accepted.json["total"] as? Int == 2 && accepted.json["failed"] as? Int == 0)
+            let deadline = Date().addingTimeInterval(60)
+            var job = accepted.json
+            while job["state"] as? String == "running" && Date() < deadline {
+                usleep(50_000)
+                job = try server.get("/prefetch/\(accepted.json["id"] as? Int ?? -1)").json
+            }
+            return job
         }
-        #expect(job["state"] as? String == "done" && job["done"] as? Int == 2)
+        let byURL = try prefetch(#"{"grid": "3", "urls": ["caf%E9/%E0%20la%20plage.jpg", "latin1-caf%E9.jpg"]}"#)
+        #expect(byURL["state"] as? String == "done" && byURL["done"] as? Int == 2)
         let warmed = try server.get("/thumbnails/3/caf%E9/%E0%20la%20plage.jpg")
         #expect(warmed.status == 200 && warmed.header("X-Cache") == "HIT-DISK")
         #expect(warmed.image?.width == 393 && warmed.image?.height == 393)
+        let byRange = try prefetch(#"{"grid": "5", "start": 0, "end": 10}"#)
+        #expect(byRange["state"] as? String == "done" && byRange["done"] as? Int == 2)
+        #expect(try server.get("/thumbnails/5/latin1-caf%E9.jpg").header("X-Cache") == "HIT-DISK")
+        let badEscape = #"{"grid": "3", "urls": ["latin1-caf%E.jpg"]}"#
+        #expect(try TestClient.parse(TestClient.exchange(port: server.port, Array((
+            "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(badEscape.utf8.count)\r\n\r\n\(badEscape)").utf8))).status == 400)
 
         // The persisted index keeps the names (stored as blobs) across a restart.
         try server.restart()
