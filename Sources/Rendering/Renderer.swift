@@ -23,7 +23,7 @@ public struct Renderer: Sendable {
         defer { cvips_job_end() }
         try Vips.start()
 
-        let source = try SourceFile(path: request.sourcePath, resolved: request.expectedSource != nil)
+        let source = try SourceFile(path: request.source, resolved: request.expectedSource != nil)
         try source.check(request.expectedSource)
         let info = try source.header()
         try Self.checkPixelLimit(info, maxPixels: request.maxPixels)
@@ -56,9 +56,15 @@ public struct Renderer: Sendable {
     /// - Throws: `.sourceNotFound`, `.unsupportedSource` (no readable header, empty, not a
     ///   regular file), `.internalFailure`.
     public func probe(path: String) throws(RenderError) -> SourceInfo {
+        try probe(file: DiskPath(path))
+    }
+
+    /// Reads the header of the file at `file` (bytes, perhaps not UTF-8) without decoding pixels.
+    /// - Throws: as `probe(path:)`.
+    public func probe(file: DiskPath) throws(RenderError) -> SourceInfo {
         defer { cvips_job_end() }
         try Vips.start()
-        return try SourceFile(path: path).header()
+        return try SourceFile(path: file).header()
     }
 
     /// Refuses a source whose one page has more than `maxPixels` px (`0`: no limit). Only page

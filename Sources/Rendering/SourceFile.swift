@@ -17,9 +17,11 @@ struct SourceFile: ~Copyable {
     /// - Throws: `.sourceNotFound` (ENOENT), `.unsupportedSource` (not a regular file, empty),
     ///   `.sourceChanged` (a symlink on the way, when `resolved`), `.internalFailure` (other
     ///   open errors, e.g. EACCES).
-    init(path: String, resolved: Bool = false) throws(RenderError) {
+    init(path: DiskPath, resolved: Bool = false) throws(RenderError) {
         var failure = cvips_failure()
-        let fd = resolved ? cvips_source_open_resolved(path, &failure) : cvips_source_open(path, &failure)
+        let fd = path.withCString { path in
+            resolved ? cvips_source_open_resolved(path, &failure) : cvips_source_open(path, &failure)
+        }
         guard fd >= 0 else { throw RenderError(failure) }
         descriptor = fd
     }

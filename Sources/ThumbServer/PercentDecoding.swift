@@ -1,10 +1,16 @@
 /// Percent-decoding of one path segment, exactly once, by RFC 3986 §2.1: `%HH` becomes the byte
-/// HH, `+` stays a plus sign, and the result must be valid UTF-8.
+/// HH, `+` stays a plus sign.
 enum PercentDecoding {
-    /// The decoded segment, or nil for an invalid escape (`%`, `%G1`, `%4`) or invalid UTF-8.
+    /// The decoded segment as text, or nil for an invalid escape (`%`, `%G1`, `%4`) or invalid UTF-8.
     static func decode<S: StringProtocol>(_ segment: S) -> String? {
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        return decodeBytes(segment).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
+    /// The decoded segment as bytes, which need not be UTF-8 (a file name on disk need not be),
+    /// or nil for an invalid escape.
+    static func decodeBytes<S: StringProtocol>(_ segment: S) -> [UInt8]? {
         let utf8 = segment.utf8
-        guard utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count)
         var i = utf8.startIndex
@@ -22,7 +28,7 @@ enum PercentDecoding {
                 i = utf8.index(after: i)
             }
         }
-        return String(validating: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func hexValue(_ c: UInt8) -> UInt8? {

@@ -3,13 +3,14 @@ import Rendering
 import Thumbnails
 
 /// A validated `POST /prefetch` body (API.md, "Prefetch"):
-/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`,
-/// with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
+/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`
+/// (asset paths as text) and/or `"urls": [...]` (asset paths percent-encoded, as the listing's
+/// `url` gives them: the form that reaches a name that is not UTF-8), with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
 /// WebP in its `Accept`).
 struct PrefetchPlan {
     enum Items {
-        /// Asset paths, split into segments and checked to stay inside the library.
-        case paths([[String]])
+        /// Asset paths, split into segments (bytes, decoded) and checked to stay inside the library.
+        case paths([[[UInt8]]])
         /// `start..<end` of the listing in `order` (end clamped later by the listing).
         case range(ListingOrder, start: Int, end: Int)
     }
@@ -43,14 +44,26 @@ struct PrefetchPlan {
             }
         default: throw APIError.badRequest("format must be a string")
         }
-        if let paths = fields["paths"] {
-            guard let list = paths as? [String], list.count <= Self.maxPaths else {
-                throw APIError.badRequest("paths must be an array of at most \(Self.maxPaths) strings")
+        if fields["paths"] != nil || fields["urls"] != nil {
+            func strings(_ name: String) throws(APIError) -> [String] {
+                guard let value = fields[name] else { return [] }
+                guard let list = value as? [String], list.count <= Self.maxPaths else {
+                    throw APIError.badRequest("\(name) must be an array of at most \(Self.maxPaths) strings")
+                }
+                return list
+            }
+            let paths = try strings("paths"), urls = try strings("urls")
+            guard paths.count + urls.count <= Self.maxPaths else {
+                throw APIError.badRequest("paths and urls may name at most \(Self.maxPaths) assets together")
             }
             guard fields["start"] == nil, fields["end"] == nil else {
-                throw APIError.badRequest("give either paths or start/end, not both")
+                throw APIError.badRequest("give either paths (or urls) or start/end, not both")
             }
-            items = .paths(try list.map(Self.segments))
+            var list: [[[UInt8]]] = []
+            list.reserveCapacity(paths.count + urls.count)
+            for path in paths { list.append(try Self.segments(path).map { Array($0.utf8) }) }
+            for url in urls { list.append(try Self.segments(url: url)) }
+            items = .paths(list)
             return
         }
         func whole(_ name: String) throws(APIError) -> Int {
@@ -76,6 +89,24 @@ struct PrefetchPlan {
         guard !path.hasPrefix("/"), !segments.isEmpty,
               segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && !$0.utf8.contains(0) }) else {
             throw APIError.badRequest("paths must be relative paths inside the library (got \(JSON.quote(path)))")
+        }
+        return segments
+    }
+
+    /// The decoded segments of a percent-encoded asset path (a listing item's `url`), each
+    /// decoded once as a `GET`'s path is, so they may be bytes that are not UTF-8; refused as
+    /// `segments(_:)` refuses, and for an invalid escape.
+    static func segments(url: String) throws(APIError) -> [[UInt8]] {
+        var segments: [[UInt8]] = []
+        for raw in url.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let segment = PercentDecoding.decodeBytes(raw) else {
+                throw APIError.badRequest("urls must be percent-encoded paths (got \(JSON.quote(url)))")
+            }
+            segments.append(segment)
+        }
+        guard !url.hasPrefix("/"),
+              segments.allSatisfy({ !$0.isEmpty && $0 != [0x2E] && $0 != [0x2E, 0x2E] && !$0.contains(0) }) else {
+            throw APIError.badRequest("urls must be relative paths inside the library (got \(JSON.quote(url)))")
         }
         return segments
     }

@@ -170,7 +170,7 @@ final class ResolvedKeyCache: Sendable {
         }
         sourceChecks.wrappingAdd(1, ordering: .relaxed)
         var st = stat()
-        guard stat(entry.asset.requestedPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+        guard entry.asset.requestedPath.withCString({ stat($0, &st) }) == 0, (st.st_mode & S_IFMT) == S_IFREG,
               UInt64(st.st_ino) == entry.asset.inode, UInt64(st.st_dev) == entry.asset.device,
               SourceIdentity(st) == entry.asset.identity
         else { return .unknown }

@@ -34,19 +34,21 @@ extension ThumbService {
         let page = index.listing(order: order, offset: offset, limit: limit)
         // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
         let grids = configuration.grids.map { spec in
-            (key: JSON.quote(spec.name), prefix: "\"/thumbnails/" + PercentEncoding.encodePath(spec.name) + "/",
+            (key: JSON.quote(spec.name), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
              version: ThumbnailVersion(spec: spec, quality: configuration.quality))
         }
         var body = "{\"total\":\(page.total),\"offset\":\(offset),\"items\":["
         body.reserveCapacity(64 + page.items.count * (200 + 60 * grids.count))
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
-            body += "{\"path\":\(JSON.quote(item.path)),\"bytes\":\(item.bytes),\"width\":\(item.width),"
-                + "\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\",\"modified\":\"\(item.modified.iso8601)\","
-                + "\"thumbnails\":{"
+            // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
+            // path percent-encoded byte for byte, which reaches the file whatever its name.
+            let path = PathEncoding.percentEncoded(item.path.bytes)   // unreserved bytes and %HH only: no JSON escapes
+            body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
+                + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
+                + "\"modified\":\"\(item.modified.iso8601)\",\"thumbnails\":{"
             // The index's size and mtime are the identity a GET resolves while the file is unchanged.
             let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
-            let path = PercentEncoding.encodePath(item.path)   // unreserved bytes and %HH only: no JSON escapes
             for (g, grid) in grids.enumerated() {
                 if g > 0 { body += "," }
                 body += grid.key + ":" + grid.prefix + path + "?v=" + grid.version.token(for: source) + "\""

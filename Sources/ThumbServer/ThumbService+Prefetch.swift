@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Rendering
 import Thumbnails
 
 /// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (API.md, "Prefetch").
@@ -42,29 +43,30 @@ extension ThumbService {
         }
         var requests: [ThumbnailRequest] = []
         var failed = 0
-        let paths: [[String]]
+        let paths: [[[UInt8]]]
         switch plan.items {
         case .paths(let list):
             paths = list
         case .range(let order, let start, let end):
             guard index.isComplete else { return APIError.indexBuilding.response }
             paths = index.listing(order: order, offset: start, limit: end - start).items.map {
-                $0.path.split(separator: "/").map(String.init)
+                $0.path.segments.map { Array($0) }
             }
         }
         requests.reserveCapacity(paths.count)
         for segments in paths {
             let asset: ResolvedAsset
             do {
-                asset = try library.resolve(segments)
+                asset = try library.resolve(names: segments)
             } catch .outsideRoot {
-                return APIError.badRequest("paths must stay inside the library (\(JSON.quote(segments.joined(separator: "/"))) "
+                let path = DiskPath(bytes: segments.joined(separator: [UInt8(ascii: "/")])).description
+                return APIError.badRequest("paths must stay inside the library (\(JSON.quote(path)) "
                                            + "leads outside it)").response
             } catch {
                 failed += 1   // missing, or not a file
                 continue
             }
-            let key = CacheKey(assetPath: asset.assetPath, source: asset.identity, spec: plan.grid,
+            let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: plan.grid,
                                format: plan.format, quality: configuration.quality)
             requests.append(ThumbnailRequest(key: key, asset: asset))
         }

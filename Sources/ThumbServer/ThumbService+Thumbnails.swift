@@ -101,8 +101,8 @@ extension ThumbService {
     /// Resolves the source of `/thumbnails/{grid}/{asset path}` in `format` (from the query and
     /// `Accept`: `Negotiation.thumbnailQuery`), through the memo of recently resolved URLs,
     /// which is keyed by the path and format alone: `?v=` picks headers, not the entry.
-    /// - Throws: `APIError` 400 (bad escapes), 404 (unknown grid, no such asset), 415 (not a
-    ///   regular file).
+    /// - Throws: `APIError` 400 (bad escapes, a path that is not UTF-8 and names no file), 404
+    ///   (unknown grid, no such asset), 415 (not a regular file).
     func resolvedURL(for request: HTTPRequest, format: FormatChoice) throws(APIError) -> ResolvedKeyCache.Entry {
         let memo = resolvedKeys[request.loopIndex % resolvedKeys.count]
         let stamp = memo.stamp()
@@ -121,29 +121,37 @@ extension ThumbService {
     /// The full walk for `resolvedURL(for:format:)`: decode, find the grid, resolve the file, build the key.
     private func resolveCacheKey(path: Substring, format: FormatChoice) throws(APIError) -> (CacheKey, ResolvedAsset) {
         let rest = path.dropFirst("/thumbnails/".count)
-        var segments: [String] = []
+        var segments: [[UInt8]] = []
         for raw in rest.split(separator: "/", omittingEmptySubsequences: false) {
-            guard let segment = PercentDecoding.decode(raw) else {
-                throw APIError.badRequest("the path has an invalid percent-escape or is not UTF-8")
+            guard let segment = PercentDecoding.decodeBytes(raw) else {
+                throw APIError.badRequest("the path has an invalid percent-escape")
             }
-            if segment.utf8.contains(0) { throw APIError.badRequest("the path contains a NUL byte") }
+            if segment.contains(0) { throw APIError.badRequest("the path contains a NUL byte") }
             segments.append(segment)
         }
-        guard let gridName = segments.first, let spec = configuration.grid(named: gridName) else {
+        guard let gridBytes = segments.first, let gridName = String(validating: gridBytes, as: UTF8.self) else {
+            throw APIError.badRequest("the grid is not UTF-8")
+        }
+        guard let spec = configuration.grid(named: gridName) else {
             let names = configuration.grids.map(\.name).joined(separator: ", ")
             throw APIError.notFound("unknown grid; this server has grids \(names)")
         }
+        let names = Array(segments.dropFirst())
         let asset: ResolvedAsset
         do {
-            asset = try library.resolve(Array(segments.dropFirst()))
+            asset = try library.resolve(names: names)
         } catch {
             switch error {
+            // A name that is not UTF-8 is looked up as its bytes (a file from an old Latin-1
+            // share); when it names nothing, the path is invalid UTF-8, as API.md has it: 400.
+            case .notFound where names.contains(where: { String(validating: $0, as: UTF8.self) == nil }):
+                throw APIError.badRequest("the path is not UTF-8 and names no file")
             case .notFound, .outsideRoot: throw APIError.notFound("no such asset")
             case .notRegularFile:
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             }
         }
-        let key = CacheKey(assetPath: asset.assetPath, source: asset.identity, spec: spec,
+        let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: spec,
                            format: format, quality: configuration.quality)
         return (key, asset)
     }

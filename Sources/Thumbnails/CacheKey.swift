@@ -19,16 +19,18 @@ public enum FormatChoice: String, Sendable, Hashable {
     }
 }
 
-/// The cache key of one thumbnail (API.md, "The cache key covers"): the NFC asset path, the
+/// The cache key of one thumbnail (API.md, "The cache key covers"): the asset path as spelled
+/// on disk (`ResolvedAsset.assetPath`: every URL spelling of one file gives the same), the
 /// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
 /// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.
 /// Immutable; a class so that handing a key along (every hit does, several times) is one
-/// reference, not a copy of its six strings. Equal when the canonical text is.
+/// reference, not a copy of its six strings. Equal when the canonical text is, byte for byte.
 public final class CacheKey: Sendable, Hashable {
     /// Bumped whenever rendering changes what bytes a key stands for.
     public static let pipelineVersion = 1
 
-    public let assetPath: String
+    /// The asset path, as given (spelled as on disk).
+    public let assetPath: DiskPath
     public let source: SourceIdentity
     public let spec: GridSpec
     public let format: FormatChoice
@@ -39,17 +41,26 @@ public final class CacheKey: Sendable, Hashable {
     /// XXH3-128 of `canonical`, 32 hex characters.
     public let digest: String
 
-    public init(assetPath: String, source: SourceIdentity, spec: GridSpec, format: FormatChoice, quality: Int) {
-        // One cache entry for every spelling: NFD and NFC names are the same asset (API.md).
-        let assetPath = assetPath.precomposedStringWithCanonicalMapping
-        self.assetPath = assetPath
+    /// The key of `assetPath` (UTF-8 text, used byte for byte: NFC and NFD are two keys).
+    public convenience init(assetPath: String, source: SourceIdentity, spec: GridSpec, format: FormatChoice, quality: Int) {
+        self.init(asset: DiskPath(assetPath), source: source, spec: spec, format: format, quality: quality)
+    }
+
+    /// The key of asset path `asset`, bytes as on disk (perhaps not UTF-8). The library gives
+    /// the disk's spelling whichever spelling the URL used, so one file is one key, and two
+    /// files whose names differ only in Unicode form are two.
+    public init(asset: DiskPath, source: SourceIdentity, spec: GridSpec, format: FormatChoice, quality: Int) {
+        self.assetPath = asset
         self.source = source
         self.spec = spec
         self.format = format
         self.quality = quality
-        // `|` cannot be confused: the path is last and every field before it is fixed-form.
+        // `|` cannot be confused: the path is last and every field before it is fixed-form. A
+        // path that is not UTF-8 is written as NUL and its bytes percent-encoded: no path
+        // contains NUL, so it cannot be mistaken for a UTF-8 name.
+        let path = asset.string ?? "\u{0}" + PathEncoding.percentEncoded(asset.bytes)
         let canonical = "v\(Self.pipelineVersion)|\(spec.name):\(spec.width)x\(spec.height):\(spec.fit.rawValue)"
-            + "|\(format.rawValue)|q\(quality)|\(source.size)|\(source.modifiedNanoseconds)|\(assetPath)"
+            + "|\(format.rawValue)|q\(quality)|\(source.size)|\(source.modifiedNanoseconds)|\(path)"
         self.canonical = canonical
         let digest = Digest.hex128(canonical.utf8)
         self.digest = digest
@@ -59,8 +70,9 @@ public final class CacheKey: Sendable, Hashable {
     /// The strong ETag (RFC 9110 §8.8.3): the digest, quoted. Built once, sent on every hit.
     public let etag: String
 
-    /// Every field is in `canonical`, so it alone decides equality.
-    public static func == (a: CacheKey, b: CacheKey) -> Bool { a === b || a.canonical == b.canonical }
+    /// Every field is in `canonical`, so it alone decides equality, compared as bytes (`String`
+    /// equality would call NFC and NFD paths equal).
+    public static func == (a: CacheKey, b: CacheKey) -> Bool { a === b || a.canonical.utf8.elementsEqual(b.canonical.utf8) }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(canonical) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 }

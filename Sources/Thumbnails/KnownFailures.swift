@@ -16,16 +16,16 @@ import Synchronization
 final class KnownFailures: Sendable {
     /// Which file a failure belongs to.
     struct Source: Hashable, Sendable {
-        var path: String
+        var path: DiskPath
         var device: UInt64
         var inode: UInt64
         var identity: SourceIdentity
     }
 
     private struct State {
-        var failures: [String: (source: Source, error: RenderError)] = [:]
+        var failures: [DiskPath: (source: Source, error: RenderError)] = [:]
         /// The keys of `failures`, in the order they were first remembered.
-        var order = FIFO<String>()
+        var order = FIFO<DiskPath>()
     }
 
     /// Sources remembered at most (default 10,000).

@@ -6,14 +6,18 @@ import Glibc
 
 /// A source file found inside the library.
 public struct ResolvedAsset: Sendable, Equatable {
-    /// The asset path, `/`-separated, NFC (API.md, "asset path").
-    public var assetPath: String
-    /// The absolute path on disk, as spelled on disk (may be NFD), with symlinks resolved.
-    public var absolutePath: String
+    /// The asset path, `/`-separated, spelled as on disk byte for byte (NFD where the disk has
+    /// NFD, perhaps not UTF-8): what the cache key is made from, so every URL spelling that
+    /// reaches one file is one entry, and two files whose names differ only in Unicode form
+    /// are two.
+    public var assetPath: DiskPath
+    /// The absolute path on disk, as spelled on disk, with symlinks resolved.
+    public var absolutePath: DiskPath
     /// The path as reached from the root, before symlinks are resolved: what a later check of
     /// "is this asset path still that file" must `stat` (following links), so that a symlink
     /// removed, retargeted or replaced is noticed as well as a replaced file.
-    public var requestedPath: String
+    public var requestedPath: DiskPath
+    /// The file's size and modification time when resolved.
     public var identity: SourceIdentity
     /// Which file it was when resolved (`st_dev`, `st_ino`): `requestedPath` reaching another
     /// file later (a link pointed elsewhere, perhaps outside the root) must be resolved again.
@@ -33,11 +37,15 @@ public enum LibraryError: Error, Sendable, Equatable {
 
 /// The library root and the rules for reaching files under it (API.md, "Thumbnails"): nothing
 /// outside the root is ever read — not through `..`, absolute paths or symlinks that resolve
-/// outside — dot-files are not served, and an NFC spelling finds an NFD name on disk and the
-/// other way round.
+/// outside — and dot-files are not served. A name is looked up byte for byte first: the name on
+/// disk that matches the request exactly always wins. Only when there is none does a UTF-8 name
+/// find another spelling of itself (NFC finds NFD on disk and the other way round). A name that
+/// is not UTF-8 is found by its exact bytes only.
 public struct Library: Sendable {
     /// The root as given, made absolute and with symlinks resolved.
     public let root: String
+    /// `root`'s bytes.
+    public let rootPath: DiskPath
 
     /// - Throws: `LibraryError.notFound` when `root` is not a readable directory.
     public init(root: String) throws(LibraryError) {
@@ -49,52 +57,90 @@ public struct Library: Sendable {
             throw .notFound
         }
         self.root = resolved
+        rootPath = DiskPath(resolved)
     }
 
-    /// Finds the file for decoded path `segments` (each already percent-decoded once).
+    /// Finds the file for decoded path `segments` (each already percent-decoded once), given as
+    /// text.
     public func resolve(_ segments: [String]) throws(LibraryError) -> ResolvedAsset {
-        guard !segments.isEmpty else { throw .notFound }
-        var path = root
-        var normalized: [String] = []
-        normalized.reserveCapacity(segments.count)
-        for segment in segments {
-            guard !segment.isEmpty, !segment.hasPrefix("."), !segment.utf8.contains(0x2F), !segment.utf8.contains(0)
+        try resolve(names: segments.map { Array($0.utf8) })
+    }
+
+    /// Finds the file for decoded path `names` (each already percent-decoded once), given as
+    /// bytes, which need not be UTF-8.
+    /// - Throws: `.notFound` (missing, empty, a dot-file, a directory, a name with `/` or NUL),
+    ///   `.outsideRoot`, `.notRegularFile`.
+    public func resolve(names: [[UInt8]]) throws(LibraryError) -> ResolvedAsset {
+        guard !names.isEmpty else { throw .notFound }
+        var path = rootPath
+        var onDisk: [UInt8] = []
+        for name in names {
+            guard let first = name.first, first != UInt8(ascii: "."), !name.contains(UInt8(ascii: "/")), !name.contains(0)
             else { throw .notFound }
-            path += "/" + (try diskName(of: segment, in: path))
-            normalized.append(segment.precomposedStringWithCanonicalMapping)
+            let found = try diskName(of: name, in: path)
+            path = path.appending(found)
+            if !onDisk.isEmpty { onDisk.append(UInt8(ascii: "/")) }
+            onDisk += found
         }
         // Symlinks may point anywhere: only what resolves under the root is served.
-        guard let real = realpath(path, nil) else { throw .notFound }
-        let resolved = String(cString: real)
+        guard let real = path.withCString({ realpath($0, nil) }) else { throw .notFound }
+        let resolved = DiskPath(cString: real)
         free(real)
-        guard resolved.hasPrefix(root + "/") else { throw .outsideRoot }
+        guard resolved.isInside(rootPath) else { throw .outsideRoot }
         var st = stat()
-        guard stat(resolved, &st) == 0 else { throw .notFound }
+        guard resolved.withCString({ stat($0, &st) }) == 0 else { throw .notFound }
         switch st.st_mode & S_IFMT {
         case S_IFREG: break
         case S_IFDIR: throw .notFound
         default: throw .notRegularFile
         }
-        return ResolvedAsset(assetPath: normalized.joined(separator: "/"), absolutePath: resolved,
+        return ResolvedAsset(assetPath: DiskPath(bytes: onDisk), absolutePath: resolved,
                              requestedPath: path, identity: SourceIdentity(st),
                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
-    /// The spelling of `name` that exists in `directory`: as given, else its NFC or NFD form,
-    /// else any entry canonically equal to it (Swift `String` equality is canonical equivalence).
-    /// An ASCII name has no other spelling (but for `;` and `` ` ``, which U+037E and U+1FEF
-    /// decompose to), so a missing one costs one `lstat`, not a listing of the directory, which
-    /// a client could otherwise make the server do for every request.
-    private func diskName(of name: String, in directory: String) throws(LibraryError) -> String {
+    /// The spelling of `name` that exists in `directory`: exactly as given, when the directory
+    /// holds that name byte for byte; else, for a UTF-8 name, its NFC or NFD form, else the
+    /// first (in byte order) of the entries canonically equal to it (Swift `String` equality is
+    /// canonical equivalence). A name that is not UTF-8 has no other spelling. An ASCII name
+    /// has none either (but for `;` and `` ` ``, which U+037E and U+1FEF decompose to), so a
+    /// missing one costs one `lstat`, not a listing of the directory, which a client could
+    /// otherwise make the server do for every request.
+    private func diskName(of name: [UInt8], in directory: DiskPath) throws(LibraryError) -> [UInt8] {
         var st = stat()
-        if lstat(directory + "/" + name, &st) == 0 { return name }
-        if name.utf8.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }) { throw .notFound }
-        for variant in [name.precomposedStringWithCanonicalMapping, name.decomposedStringWithCanonicalMapping]
-        where !variant.utf8.elementsEqual(name.utf8) {
-            if lstat(directory + "/" + variant, &st) == 0 { return variant }
+        if directory.appending(name).withCString({ lstat($0, &st) }) == 0 { return name }
+        if name.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }) { throw .notFound }
+        guard let text = String(validating: name, as: UTF8.self) else { throw .notFound }
+        for variant in [text.precomposedStringWithCanonicalMapping, text.decomposedStringWithCanonicalMapping]
+        where !variant.utf8.elementsEqual(name) {
+            let bytes = Array(variant.utf8)
+            if directory.appending(bytes).withCString({ lstat($0, &st) }) == 0 { return bytes }
         }
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory),
-              let match = entries.first(where: { $0 == name }) else { throw .notFound }
+        guard let entries = Self.names(in: directory) else { throw .notFound }
+        let matches = entries.filter { entry in String(validating: entry, as: UTF8.self).map { $0 == text } ?? false }
+        guard let match = matches.min(by: { $0.lexicographicallyPrecedes($1) }) else { throw .notFound }
         return match
+    }
+
+    /// The names in `directory` as bytes (`.` and `..` left out), or nil when it cannot be read.
+    static func names(in directory: DiskPath) -> [[UInt8]]? {
+        guard let dir = directory.withCString({ opendir($0) }) else { return nil }
+        defer { closedir(dir) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(dir) {
+            let name = direntName(entry)
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// `d_name` of a `readdir` record, read in place: the record may be shorter than
+    /// `struct dirent`, so copying the 256-byte array out of it reads past its end (found by
+    /// AddressSanitizer).
+    static func direntName(_ entry: UnsafeMutablePointer<dirent>) -> [UInt8] {
+        let start = UnsafeRawPointer(entry).advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
+            .assumingMemoryBound(to: UInt8.self)
+        return Array(UnsafeBufferPointer(start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))))
     }
 }

@@ -13,27 +13,28 @@ public enum CacheTier: String, Sendable {
 /// One thumbnail to produce: its key and the resolved source file.
 public struct ThumbnailRequest: Sendable {
     public var key: CacheKey
-    /// Absolute path of the source, already resolved inside the library.
-    public var sourcePath: String
+    /// Absolute path of the source (bytes, as on disk), already resolved inside the library.
+    public var source: DiskPath
     /// The source's `st_dev` and `st_ino` when resolved (0 when not known): with the path and
     /// the key's size and mtime, which file a remembered failure belongs to.
     public var device: UInt64
     public var inode: UInt64
 
-    public init(key: CacheKey, sourcePath: String, device: UInt64 = 0, inode: UInt64 = 0) {
+    /// A request for `key`, rendered from `source`.
+    public init(key: CacheKey, source: DiskPath, device: UInt64 = 0, inode: UInt64 = 0) {
         self.key = key
-        self.sourcePath = sourcePath
+        self.source = source
         self.device = device
         self.inode = inode
     }
 
     /// The request for `key`'s thumbnail of the file `asset` resolved to.
     public init(key: CacheKey, asset: ResolvedAsset) {
-        self.init(key: key, sourcePath: asset.absolutePath, device: asset.device, inode: asset.inode)
+        self.init(key: key, source: asset.absolutePath, device: asset.device, inode: asset.inode)
     }
 
     var failureSource: KnownFailures.Source {
-        KnownFailures.Source(path: sourcePath, device: device, inode: inode, identity: key.source)
+        KnownFailures.Source(path: source, device: device, inode: inode, identity: key.source)
     }
 }
 
@@ -360,7 +361,7 @@ public final class ThumbnailPipeline: Sendable {
                 message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
         }
         let started = DispatchTime.now().uptimeNanoseconds
-        let renderRequest = RenderRequest(sourcePath: request.sourcePath, spec: request.key.spec,
+        let renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
                                           format: request.key.format.format, quality: request.key.quality,
                                           maxPixels: configuration.maxSourcePixels,
                                           expectedSource: request.key.source)

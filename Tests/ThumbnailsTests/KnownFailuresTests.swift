@@ -31,7 +31,7 @@ import Testing
         let failures = KnownFailures(capacity: 3)
         for i in 0..<5 {
             var s = source
-            s.path = "/lib/\(i).jpg"
+            s.path = DiskPath("/lib/\(i).jpg")
             failures.record(RenderError(kind: .unsupportedSource, message: "m"), for: s)
         }
         #expect(failures.count == 3)

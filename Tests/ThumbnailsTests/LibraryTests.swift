@@ -1,4 +1,5 @@
 import Foundation
+import Rendering
 import Testing
 @testable import Thumbnails
 
@@ -22,7 +23,7 @@ import Testing
         let asset = try library.resolve(["2024", "a.jpg"])
         #expect(asset.assetPath == "2024/a.jpg")
         #expect(asset.identity.size == 3)
-        #expect(asset.absolutePath.hasSuffix("/2024/a.jpg"))
+        #expect(asset.absolutePath.description.hasSuffix("/2024/a.jpg"))
         #expect(asset.identity.modifiedNanoseconds > 1_600_000_000_000_000_000)
     }
 
@@ -31,7 +32,8 @@ import Testing
         let viaNFC = try library.resolve(["2024", "부산 바다.jpg".precomposedStringWithCanonicalMapping])
         let viaNFD = try library.resolve(["2024", "부산 바다.jpg".decomposedStringWithCanonicalMapping])
         #expect(viaNFC.identity.size == 2)
-        #expect(Array(viaNFC.assetPath.utf8) == Array(viaNFD.assetPath.utf8))
+        #expect(viaNFC.assetPath == viaNFD.assetPath)   // byte for byte: one file, one cache entry
+        #expect(viaNFC.assetPath == DiskPath("2024/" + "부산 바다.jpg".decomposedStringWithCanonicalMapping))
         let other = try library.resolve(["서울 야경.jpg".decomposedStringWithCanonicalMapping])
         #expect(other.identity.size == 1)
     }
@@ -70,5 +72,35 @@ import Testing
         let library = try Library(root: dir.path)
         #expect(try library.resolve(["q;.jpg"]).identity.size == 1)
         #expect(throws: LibraryError.notFound) { try library.resolve(["2024", "missing.jpg"]) }
+    }
+
+    /// Both spellings on disk (`café.jpg` NFC with 3 bytes, NFD with 5): each request reaches the
+    /// file spelled exactly as asked.
+    @Test func theExactSpellingWinsOverAnotherForm() throws {
+        let nfc = "café.jpg".precomposedStringWithCanonicalMapping, nfd = "café.jpg".decomposedStringWithCanonicalMapping
+        dir.write(nfc, [1, 2, 3])
+        dir.write(nfd, [1, 2, 3, 4, 5])
+        let library = try Library(root: dir.path)
+        let viaNFC = try library.resolve([nfc]), viaNFD = try library.resolve([nfd])
+        #expect(viaNFC.identity.size == 3 && viaNFC.assetPath == DiskPath(nfc))
+        #expect(viaNFD.identity.size == 5 && viaNFD.assetPath == DiskPath(nfd))
+        #expect(viaNFC.assetPath != viaNFD.assetPath)
+    }
+
+    /// A name that is not UTF-8 (`caf\xE9.jpg`, Latin-1) is found by its bytes, never by a
+    /// UTF-8 spelling, and comes back as the disk's bytes.
+    @Test func aNameThatIsNotUTF8IsFoundByItsBytes() throws {
+        let name: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".jpg".utf8)
+        let fd = DiskPath(dir.path).appending(name).withCString { open($0, O_CREAT | O_WRONLY, 0o644) }
+        #expect(fd >= 0)
+        #expect(write(fd, [1, 2, 3, 4], 4) == 4)
+        close(fd)
+        let library = try Library(root: dir.path)
+        let asset = try library.resolve(names: [name])
+        #expect(asset.identity.size == 4)
+        #expect(asset.assetPath == DiskPath(bytes: name))
+        #expect(asset.absolutePath.bytes.elementsEqual(DiskPath(library.root).appending(name).bytes))
+        #expect(throws: LibraryError.notFound) { try library.resolve(["café.jpg"]) }
+        #expect(throws: LibraryError.notFound) { try library.resolve(names: [Array("caf".utf8) + [0xE8] + Array(".jpg".utf8)]) }
     }
 }

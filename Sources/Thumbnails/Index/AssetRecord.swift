@@ -1,7 +1,10 @@
+import Rendering
+
 /// One listed image of the library (API.md, "Listing").
 public struct AssetRecord: Sendable, Equatable {
-    /// Asset path, NFC, `/`-separated.
-    public var path: String
+    /// Asset path, `/`-separated, spelled as on disk byte for byte (NFD where the disk has NFD;
+    /// perhaps not UTF-8): each file under its own name.
+    public var path: DiskPath
     /// File size, bytes.
     public var bytes: Int
     /// Modification time, ns since the epoch.
@@ -17,14 +20,14 @@ public struct AssetRecord: Sendable, Equatable {
         CaptureDate(epochMilliseconds: modifiedNanoseconds / 1_000_000)
     }
 
-    /// Listing order: `taken` descending, ties by path ascending.
+    /// Listing order: `taken` descending, ties by path ascending (byte order).
     static func newestFirst(_ a: AssetRecord, _ b: AssetRecord) -> Bool {
-        a.taken != b.taken ? a.taken > b.taken : a.path.utf8.lexicographicallyPrecedes(b.path.utf8)
+        a.taken != b.taken ? a.taken > b.taken : a.path < b.path
     }
 
-    /// Listing order: `taken` ascending, ties by path ascending.
+    /// Listing order: `taken` ascending, ties by path ascending (byte order).
     static func oldestFirst(_ a: AssetRecord, _ b: AssetRecord) -> Bool {
-        a.taken != b.taken ? a.taken < b.taken : a.path.utf8.lexicographicallyPrecedes(b.path.utf8)
+        a.taken != b.taken ? a.taken < b.taken : a.path < b.path
     }
 }
 

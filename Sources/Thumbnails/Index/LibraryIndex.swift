@@ -16,7 +16,7 @@ import Glibc
 /// one `Mutex`, the database behind another; one scan runs at a time (`scanLock`).
 public final class LibraryIndex: Sendable {
     /// Reads one file's header; nil when it is not an image libvips can read.
-    public typealias Probe = @Sendable (String) -> SourceInfo?
+    public typealias Probe = @Sendable (DiskPath) -> SourceInfo?
 
     /// What one scan found.
     public struct ScanSummary: Sendable, Equatable {
@@ -27,9 +27,11 @@ public final class LibraryIndex: Sendable {
     }
 
     private struct State {
-        var records: [String: AssetRecord] = [:]
+        /// Keyed by asset path as on disk, byte for byte: two names that differ only in Unicode
+        /// form are two assets (a `String` key would merge them).
+        var records: [DiskPath: AssetRecord] = [:]
         /// Files that are not images, remembered with their identity so they are not probed again.
-        var nonImages: [String: SourceIdentity] = [:]
+        var nonImages: [DiskPath: SourceIdentity] = [:]
         var newest: [AssetRecord] = []
         var oldest: [AssetRecord] = []
         var headerReads = 0
@@ -41,19 +43,16 @@ public final class LibraryIndex: Sendable {
     private let state = Mutex(State())
     private let database: Mutex<SQLiteDatabase>
     private let scanLock = Mutex(())
-    private let skippedDirectory: String?
     /// Whether records from an earlier run were loaded at open.
     private let loadedEarlierRecords: Bool
     private let watchQueue = DispatchQueue(label: "thumbd.library-index", qos: .utility)
 
     /// Opens the index database at `databasePath` and loads what it holds (no scan yet).
-    /// - Parameter skipping: a directory under the root not to list (the cache, when it lives there).
     /// - Throws: `SQLiteDatabase.Failure` when the database cannot be opened or created.
-    public init(library: Library, databasePath: String, skipping: String? = nil,
+    public init(library: Library, databasePath: String,
                 probe: @escaping Probe = LibraryIndex.probeHeader) throws {
         self.library = library
         self.probe = probe
-        skippedDirectory = skipping.flatMap { path in realpath(path, nil).map { p in defer { free(p) }; return String(cString: p) } }
         var db: SQLiteDatabase
         var loaded: State
         do {
@@ -109,7 +108,9 @@ public final class LibraryIndex: Sendable {
         let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
         select.bind([])
         while try select.step() {
-            guard let path = select.text(0) else { continue }
+            // A UTF-8 path is stored as text, any other as a blob (`persist`).
+            guard let bytes = select.bytes(0) else { continue }
+            let path = DiskPath(bytes: bytes)
             let identity = SourceIdentity(size: Int(select.integer(1)), modifiedNanoseconds: select.integer(2))
             if select.integer(3) == 0 {
                 loaded.nonImages[path] = identity
@@ -124,9 +125,9 @@ public final class LibraryIndex: Sendable {
     }
 
     /// The default probe: libvips reads the header only.
-    public static func probeHeader(_ path: String) -> SourceInfo? {
+    public static func probeHeader(_ path: DiskPath) -> SourceInfo? {
         do {
-            return try Renderer().probe(path: path)
+            return try Renderer().probe(file: path)
         } catch {
             return nil
         }
@@ -173,11 +174,11 @@ public final class LibraryIndex: Sendable {
     }
 
     private func scanNow() -> ScanSummary {
-        var onDisk: [String: (identity: SourceIdentity, absolute: String)] = [:]
-        walk(library.root, relative: "", into: &onDisk)
+        var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
+        walk(library.rootPath, relative: [], into: &onDisk)
         let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
         var summary = ScanSummary()
-        var upserts: [(String, SourceIdentity, AssetRecord?)] = []
+        var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
@@ -211,13 +212,13 @@ public final class LibraryIndex: Sendable {
         return summary
     }
 
-    private func persist(upserts: [(String, SourceIdentity, AssetRecord?)], removed: Set<String>) {
+    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>) {
         database.withLock { db in
             do {
                 try db.transaction {
                     let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                     for (path, identity, record) in upserts {
-                        try upsert.run([.text(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
+                        try upsert.run([Self.column(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
                                         .integer(record == nil ? 0 : 1),
                                         record.map { .integer(Int64($0.width)) } ?? .null,
                                         record.map { .integer(Int64($0.height)) } ?? .null,
@@ -225,7 +226,7 @@ public final class LibraryIndex: Sendable {
                                         record.map { .integer(Int64($0.taken.offsetMinutes)) } ?? .null])
                     }
                     let delete = try db.prepare("DELETE FROM assets WHERE path = ?")
-                    for path in removed { try delete.run([.text(path)]) }
+                    for path in removed { try delete.run([Self.column(path)]) }
                 }
             } catch {
                 // The in-memory index stays right; the next start re-reads what was not saved.
@@ -233,36 +234,37 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    /// Collects regular files (and symlinks to regular files inside the root), skipping dot-files.
-    private func walk(_ directory: String, relative: String, into files: inout [String: (identity: SourceIdentity, absolute: String)]) {
-        guard let dir = opendir(directory) else { return }
+    /// A path as stored in the `path` column: text when it is UTF-8 (as every path was before
+    /// names that are not UTF-8 were listed), else a blob of its bytes.
+    private static func column(_ path: DiskPath) -> SQLiteDatabase.Value {
+        path.string.map { .text($0) } ?? .blob(Array(path.bytes))
+    }
+
+    /// Collects regular files (and symlinks to regular files inside the root), skipping dot-files,
+    /// each under its name as on disk, byte for byte (not normalised, perhaps not UTF-8).
+    private func walk(_ directory: DiskPath, relative: [UInt8],
+                      into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)]) {
+        guard let dir = directory.withCString({ opendir($0) }) else { return }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            // Read d_name in place: readdir's record may be shorter than `struct dirent`, so copying
-            // the 256-byte array out of it reads past its end (found by AddressSanitizer).
-            let name = String(cString: UnsafeRawPointer(entry)
-                .advanced(by: MemoryLayout<dirent>.offset(of: \dirent.d_name)!)
-                .assumingMemoryBound(to: CChar.self))
-            guard !name.hasPrefix(".") else { continue }
-            let absolute = directory + "/" + name
-            // ASCII names are already NFC; only others pay for normalisation.
-            let normalized = name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
-            let path = relative.isEmpty ? normalized : relative + "/" + normalized
+            let name = Library.direntName(entry)
+            guard let first = name.first, first != UInt8(ascii: ".") else { continue }
+            let absolute = directory.appending(name)
+            let path = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
             var st = stat()
-            guard lstat(absolute, &st) == 0 else { continue }
+            guard absolute.withCString({ lstat($0, &st) }) == 0 else { continue }
             if (st.st_mode & S_IFMT) == S_IFLNK {
-                guard let real = realpath(absolute, nil) else { continue }
-                let target = String(cString: real)
+                guard let real = absolute.withCString({ realpath($0, nil) }) else { continue }
+                let target = DiskPath(cString: real)
                 free(real)
-                guard target.hasPrefix(library.root + "/"), stat(target, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                guard target.isInside(library.rootPath), target.withCString({ stat($0, &st) }) == 0,
+                      (st.st_mode & S_IFMT) == S_IFREG else { continue }
             }
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
-                if absolute != skippedDirectory { walk(absolute, relative: path, into: &files) }
+                walk(absolute, relative: path, into: &files)
             case S_IFREG:
-                if files[path] == nil {
-                    files[path] = (SourceIdentity(st), absolute)
-                }
+                files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
             default:
                 continue
             }

@@ -69,6 +69,8 @@ final class SQLiteDatabase {
                 switch value {
                 case .integer(let v): sqlite3_bind_int64(statement, index, v)
                 case .text(let v): sqlite3_bind_text(statement, index, v, -1, SQLITE_TRANSIENT)
+                case .blob(let v):
+                    _ = v.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
                 case .null: sqlite3_bind_null(statement, index)
                 }
             }
@@ -94,11 +96,23 @@ final class SQLiteDatabase {
         func text(_ column: Int32) -> String? {
             sqlite3_column_text(statement, column).map { String(cString: $0) }
         }
+
+        /// The column's bytes, stored as text or as a blob; nil when NULL.
+        func bytes(_ column: Int32) -> [UInt8]? {
+            guard sqlite3_column_type(statement, column) != SQLITE_NULL else { return nil }
+            // sqlite3_column_blob before sqlite3_column_bytes, as the SQLite docs ask.
+            let start = sqlite3_column_blob(statement, column)
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard let start, count > 0 else { return [] }
+            return Array(UnsafeRawBufferPointer(start: start, count: count))
+        }
     }
 
     enum Value {
         case integer(Int64)
         case text(String)
+        /// Bytes stored as they are (a path that is not UTF-8, which a `text` cannot hold).
+        case blob([UInt8])
         case null
     }
 }
