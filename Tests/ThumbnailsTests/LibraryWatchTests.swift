@@ -253,7 +253,7 @@ import Glibc
         #expect(kernelWatches(on: inodes(of: paths)) == 22)
         #expect(group.allSatisfy { $0.statistics.active && $0.statistics.directories == 22 })
         let before = group.map { $0.stamp() }
-        FileManager.default.createFile(atPath: tree + "/2024/7/x.jpg", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: tree + "/2024/7/x.jpg", contents: Data([1]))
         for (watch, old) in zip(group, before) {
             let now = try #require(watch.stamp())
             #expect(now != old)
