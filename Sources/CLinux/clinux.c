@@ -40,6 +40,11 @@ int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int tim
     return n;
 }
 
+int clinux_ready(int epfd) {
+    struct epoll_event event;
+    return epoll_wait(epfd, &event, 1, 0);
+}
+
 int clinux_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 int clinux_eventfd_signal(int fd) {

@@ -111,7 +111,7 @@ final class ResolvedKeyCache: Sendable {
     let lifetime: UInt64 = 2_000_000_000
     /// Entries kept at most; the memo is emptied when it fills. `16,384`.
     let capacity = 16_384
-    /// No stamp: never equal to one a `LibraryWatch` gives (its generations count in 4s from 0).
+    /// No stamp: never equal to one a `LibraryWatch` gives (its generations count in 8s from 0).
     static let noStamp = UInt64.max
     /// Tells when nothing has changed since an entry was checked; nil: every use `stat`s.
     let watch: LibraryWatch?

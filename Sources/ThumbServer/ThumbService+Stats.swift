@@ -20,6 +20,7 @@ extension ThumbService {
         /// The lanes' watches together (see `ThumbService.resolvedKeys`); nil when the library
         /// is not watched (`library_watch = false`).
         var watch: LibraryWatch.Statistics?
+        /// inotify instances the lanes' watches ask (1 for a server: one group shares one).
         var watchInstances: Int
         var sourceChecks: Int
     }
@@ -34,25 +35,36 @@ extension ThumbService {
                              prefetch: prefetcher.statistics,
                              libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
                              headerReads: index.headerReads, watch: watchStatistics(),
-                             watchInstances: resolvedKeys.count { $0.watch != nil },
+                             watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount })
     }
 
-    /// The lanes' watches summed: active when all are; directories per instance (each watches
-    /// the whole tree: the fewest any instance watches, so one that misses a directory shows);
-    /// events and rewalks of all instances. Each reads what is queued first, so the figures are
-    /// current without thumbnail traffic.
+    /// One watch of each inotify instance the lanes ask (a server's lanes share one).
+    private func distinctWatches() -> [LibraryWatch] {
+        var distinct: [LibraryWatch] = []
+        for case let watch? in resolvedKeys.map(\.watch) where !distinct.contains(where: { $0.sharesInstance(with: watch) }) {
+            distinct.append(watch)
+        }
+        return distinct
+    }
+
+    /// The lanes' watches summed over their inotify instances: active when all are; directories
+    /// per instance (each watches the whole tree: the fewest any instance watches, so one that
+    /// misses a directory shows); events and rewalks of all instances. Each reads what is queued
+    /// first, so the figures are current without thumbnail traffic.
     private func watchStatistics() -> LibraryWatch.Statistics? {
-        let all = resolvedKeys.compactMap { $0.watch?.statistics }
+        let all = distinctWatches().map(\.statistics)
         guard !all.isEmpty else { return nil }
         return LibraryWatch.Statistics(active: all.allSatisfy(\.active), directories: all.map(\.directories).min() ?? 0,
-                                       events: all.reduce(0) { $0 + $1.events }, rewalks: all.reduce(0) { $0 + $1.rewalks })
+                                       events: all.reduce(0) { $0 + $1.events }, rewalks: all.reduce(0) { $0 + $1.rewalks },
+                                       limit: all.map(\.limit).min() ?? Int.max, overLimit: all.contains(where: \.overLimit))
     }
 
     func statsJSON() -> String {
         let s = statsSnapshot()
         let byStatus = s.requests.byStatus.keys.sorted().map { "\"\($0)\":\(s.requests.byStatus[$0]!)" }
         func ms(_ value: Double) -> String { String(format: "%.1f", value) }
+        let watchLimit = s.watch.flatMap { $0.limit == Int.max ? nil : String($0.limit) } ?? "null"
         return """
         {"uptime_seconds":\(String(format: "%.1f", s.uptime)),\
         "requests":{"total":\(s.requests.total),"by_status":{\(byStatus.joined(separator: ","))}},\
@@ -68,6 +80,7 @@ extension ThumbService {
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
         "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
+        "limit":\(watchLimit),"over_limit":\(s.watch?.overLimit ?? false),\
         "events":\(s.watch?.events ?? 0),"rewalks":\(s.watch?.rewalks ?? 0)}},\
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
 
@@ -143,6 +156,9 @@ extension ThumbService {
         metric("thumbd_library_watch_rewalks_total", "counter",
                "Walks of the whole library after the first (an overflow, a tree moved in, the root replaced).",
                [("", "\(s.watch?.rewalks ?? 0)")])
+        metric("thumbd_library_watch_over_limit", "gauge",
+               "1 when the library has more directories than its share of fs.inotify.max_user_watches allows (nothing watched), else 0.",
+               [("", s.watch?.overLimit == true ? "1" : "0")])
         metric("thumbd_library_watch_instances", "gauge", "inotify instances watching the library (0: library_watch off).",
                [("", "\(s.watchInstances)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])

@@ -21,10 +21,11 @@ public final class ThumbService: HTTPResponder {
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 
-    /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, up
-    ///   to a few): each tells its lane when the library changed, so hits need not `stat` their
-    ///   source; nil: every thumbnail request on that lane `stat`s its source. Default: one
-    ///   lane, unwatched. The request counters have a shard per lane too.
+    /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, all
+    ///   of one `LibraryWatch.group`, which shares one inotify instance): each tells its lane
+    ///   when the library changed, so hits need not `stat` their source; nil: every thumbnail
+    ///   request on that lane `stat`s its source. Default: one lane, unwatched. The request
+    ///   counters have a shard per lane too.
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
                 watches: [LibraryWatch?] = [nil]) {
         self.configuration = configuration

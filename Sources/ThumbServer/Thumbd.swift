@@ -15,8 +15,9 @@ public final class Thumbd: Sendable {
     private let accessLog: AccessLog?
 
     /// Checks the library and cache directory and sets up libvips; does not bind yet.
+    /// `eventLoops`: HTTP event loops (socket threads), one per core when nil (the default).
     /// - Throws: `ConfigError` with one sentence naming the path or key at fault.
-    public init(config: Config) throws(ConfigError) {
+    public init(config: Config, eventLoops: Int? = nil) throws(ConfigError) {
         try ConfigLoader.validate(config)
         self.config = config
         let library: Library
@@ -67,17 +68,26 @@ public final class Thumbd: Sendable {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }
         index.startWatching(interval: config.indexRescanSeconds)
-        // One watch per HTTP event loop (up to 8), each with its own inotify instance: a hit asks
-        // its own loop's instance whether anything changed, sharing no kernel lock with the others.
-        let loops = ProcessInfo.processInfo.activeProcessorCount
-        let lanes = min(max(loops, 1), 8)
+        // One inotify instance for the whole server (one watch per directory of the user's
+        // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP
+        // event loop, so that a hit shares no lock with the other loops (see `LibraryWatch`).
+        let loops = eventLoops ?? ProcessInfo.processInfo.activeProcessorCount
+        let lanes = max(loops, 1)
         var watches = [LibraryWatch?](repeating: nil, count: lanes)
         if config.libraryWatch {
-            watches = LibraryWatch.group(root: library.root, count: lanes) ?? watches
-            if !watches.allSatisfy({ $0?.statistics.active == true }) {
-                FileHandle.standardError.write(Data(("thumbd: library_watch: inotify cannot watch all of \(library.root) "
-                    + "(see fs.inotify.max_user_watches and max_user_instances); memoised URLs will be resolved again on every "
-                    + "request\n").utf8))
+            let userLimit = LibraryWatch.userWatchLimit()
+            let maxWatches = userLimit.map { Int(Double($0) * config.libraryWatchMaxShare) } ?? Int.max
+            watches = LibraryWatch.group(root: library.root, count: lanes, maxWatches: maxWatches) ?? watches
+            let statistics = watches.first??.statistics
+            if let statistics, statistics.overLimit, let userLimit {
+                Self.warn("library_watch: \(library.root) has more than \(maxWatches) directories, more than "
+                    + "library_watch_max_share (\(config.libraryWatchMaxShare)) of fs.inotify.max_user_watches (\(userLimit)) "
+                    + "allows; not watching it, so that other programs can still watch theirs: memoised URLs will be resolved "
+                    + "again on every request (raise fs.inotify.max_user_watches or library_watch_max_share, or set "
+                    + "library_watch to false to stat sources instead)")
+            } else if statistics?.active != true {
+                Self.warn("library_watch: inotify cannot watch all of \(library.root) (see fs.inotify.max_user_watches "
+                    + "and max_user_instances); memoised URLs will be resolved again on every request")
             }
         }
         let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index,
@@ -105,6 +115,11 @@ public final class Thumbd: Sendable {
         self.service = service
         self.server = server
         self.accessLog = accessLog
+    }
+
+    /// One line on stderr, `thumbd: ` first.
+    private static func warn(_ message: String) {
+        FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
     }
 
     /// How many memory-tier thumbnails may each hold a descriptor (a sealed memfd): what the

@@ -7,16 +7,44 @@ import Glibc
 
 /// Tells whether anything under the library root may have changed since a given moment, as the
 /// kernel reports changes (inotify(7)). A request for a recently resolved URL then trusts what
-/// it resolved after one `ioctl(FIONREAD)` instead of a `stat` of its source: the `stat` (a
-/// path walk whose last steps both event loops take on the same dentries) was 1.4 µs of the
-/// 9.2 µs of CPU a memory hit cost under load (`Tests/Benchmarks`, A/B in one run).
+/// it resolved after one `epoll_wait` with a zero timeout instead of a `stat` of its source: the
+/// `stat` (a path walk whose last steps both event loops take on the same dentries) was 1.4 µs
+/// of the 9.2 µs of CPU a memory hit cost under load (`Tests/Benchmarks`, A/B in one run).
 ///
 /// What it sees: every change made through the library's directories — a file written,
 /// truncated, touched (`utimes`, `chmod`), created, deleted or renamed over, a symlink made,
 /// removed or replaced, a directory created, moved or deleted. New directories are watched as
-/// they appear. The kernel queues the event inside the system call that makes the change,
-/// before it returns, so a client that replaces a file and then asks for its thumbnail is never
-/// answered from before the change.
+/// they appear.
+///
+/// One inotify instance per server, whatever the number of event loops: each directory costs
+/// one of the user's `fs.inotify.max_user_watches` (one instance per loop used to cost one per
+/// loop and exhausted the limit for other programs). Each event loop asks through a watch of
+/// its own (`group(root:count:maxWatches:)`): an epoll instance of its own in which the shared
+/// inotify descriptor is registered, its *probe*. Asking the shared descriptor itself
+/// (`ioctl(FIONREAD)`) from two loops bounced its lock and reference count between the cores
+/// (405 ns a call against 148 ns, C, on the development machine); a probe's ready list belongs
+/// to its loop alone, and looking at it takes no lock while nothing is queued.
+///
+/// Why a request sent after a change is never answered from before it (Linux 6.x,
+/// `fs/notify/notification.c` and `fs/eventpoll.c`):
+/// 1. The kernel queues the event inside the system call that makes the change, before it
+///    returns (`fsnotify_insert_event`), and in the same call wakes the inotify descriptor's
+///    wait queue, which puts the descriptor on the ready list of every probe
+///    (`ep_poll_callback`) — all before the changing call returns. (An event merged into the
+///    last queued one, or dropped for an overflow already queued, wakes no one, but then the
+///    queue was not empty, so the descriptor was on every ready list already; see 2.)
+/// 2. A probe's ready list loses the descriptor only in an `epoll_wait` on that probe, which
+///    then asks inotify (`inotify_poll`, under the queue's lock) and puts it back while anything
+///    is queued. Only its own watch waits on a probe, one caller at a time (`probing`), so:
+///    while an event is queued, every probe reports it.
+/// 3. A hit asks its probe after its request's bytes were read, so after the change. Either the
+///    event is still queued (the probe says so and the events are read, moving the generation on
+///    before a stamp is given), or another thread has taken it out of the queue — and that
+///    thread marked the generation as being read before its `read` (which takes the queue's
+///    lock after the mark; the probe's `inotify_poll` takes it after that), so the generation
+///    this call loads shows the mark or the number after it, and it waits or gets a new stamp.
+/// Either way the stamp differs from any given before the change, and a memoised URL checked
+/// under an older one is resolved again.
 ///
 /// What it cannot see (inotify(7), "Limitations and caveats"): writes through a shared `mmap`,
 /// native AIO writes (`io_submit`) until the writer closes the file, writes through a hard
@@ -32,33 +60,149 @@ import Glibc
 /// the request path (a directory created, which `cp -r` may already have filled; a tree moved
 /// in, out or within), while the whole tree is walked again (after the kernel's event queue
 /// overflowed, `fs.inotify.max_queued_events`, or the root itself was moved or deleted), while
-/// there is no directory at the root's path (looked for again every 100 ms), and while some
+/// there is no directory at the root's path (looked for again every 100 ms), while some
 /// directory cannot be watched (`fs.inotify.max_user_watches`; until a later walk of the whole
-/// tree manages).
+/// tree manages), and for good once the tree has more directories than `maxWatches`: then every
+/// watch is given back to the kernel, for other programs, and users of the stamps resolve their
+/// sources again on every request (`Statistics.overLimit`; a restart tries again).
 ///
 /// Thread-safe: the generation is an atomic; reading events and the map of watches sit behind
-/// one `Mutex`, taken only when events are queued or the watch is blind.
+/// one `Mutex` of the shared instance, taken only when events are queued or the watch is
+/// blind; each watch's probe is asked under a `Mutex` of its own (`probing`), which only its
+/// event loop takes on a hit.
 public final class LibraryWatch: Sendable {
     /// For `/stats` (`library.watch`).
     public struct Statistics: Sendable, Equatable {
         /// Whether stamps are given now (false: sources are `stat`ed on every request).
         public var active = false
-        /// Directories watched.
+        /// Directories watched: the inotify watches held (one each, however many event loops ask).
         public var directories = 0
         /// Events read from the kernel.
         public var events = 0
         /// Walks of the whole tree after the first one.
         public var rewalks = 0
+        /// The most directories watched before the watch gives up (`maxWatches`).
+        public var limit = Int.max
+        /// The tree had more directories than `limit`: nothing is watched, no stamps, for good.
+        public var overLimit = false
 
-        public init(active: Bool = false, directories: Int = 0, events: Int = 0, rewalks: Int = 0) {
+        public init(active: Bool = false, directories: Int = 0, events: Int = 0, rewalks: Int = 0,
+                    limit: Int = Int.max, overLimit: Bool = false) {
             self.active = active
             self.directories = directories
             self.events = events
             self.rewalks = rewalks
+            self.limit = limit
+            self.overLimit = overLimit
         }
     }
 
-    private struct State {
+    /// The shared inotify instance and what it knows of the tree (see the type's doc).
+    private let instance: Instance
+    /// This watch's epoll instance, with `instance.fd` registered in it (level-triggered).
+    private let probe: Int32
+    /// Serialises `epoll_wait` on `probe`: two callers scanning one epoll instance at once could
+    /// see its ready list empty while the other has it in hand. Uncontended when each event loop
+    /// has its own watch.
+    private let probing = Mutex<Void>(())
+    /// The library root, symlinks resolved (`Library.root`).
+    public var root: String { instance.root }
+
+    /// Watches every directory under `root` (an absolute path with symlinks resolved), walked
+    /// now, before returning, with an inotify instance of its own. Nil when no inotify or epoll
+    /// instance can be had (`fs.inotify.max_user_instances`, the open-file limit); when some
+    /// directory cannot be watched the watch exists but gives no stamps (`statistics.active` is
+    /// false), and when the tree has more than `maxWatches` directories it watches none
+    /// (`statistics.overLimit`). `maxWatches`: unlimited by default (see `userWatchLimit()`).
+    public convenience init?(root: String, maxWatches: Int = Int.max) {
+        guard let instance = Instance(root: root, maxWatches: maxWatches),
+              let probe = Self.probes(of: instance, count: 1)?.first else { return nil }
+        self.init(instance: instance, probe: probe)
+    }
+
+    private init(instance: Instance, probe: Int32) {
+        self.instance = instance
+        self.probe = probe
+    }
+
+    deinit {
+        _ = Glibc.close(probe)
+    }
+
+    /// `count` watches of `root` (one per event loop) sharing one inotify instance, set up with
+    /// one walk of the tree: each directory is watched once, whatever `count` is. Each watch has
+    /// its own probe (an epoll instance), so that loops asking share no lock on a hit. Nil when
+    /// the inotify instance or a probe cannot be had. `maxWatches` as in `init(root:maxWatches:)`.
+    public static func group(root: String, count: Int, maxWatches: Int = Int.max) -> [LibraryWatch]? {
+        guard let instance = Instance(root: root, maxWatches: maxWatches),
+              let probes = probes(of: instance, count: count) else { return nil }
+        return probes.map { LibraryWatch(instance: instance, probe: $0) }
+    }
+
+    /// `count` (at least one) epoll instances, each with `instance.fd` registered; nil when
+    /// one cannot be had.
+    private static func probes(of instance: Instance, count: Int) -> [Int32]? {
+        var probes: [Int32] = []
+        for _ in 0..<max(1, count) {
+            let probe = clinux_create()
+            guard probe >= 0, clinux_add(probe, instance.fd, clinux_in, 0) == 0 else {
+                if probe >= 0 { _ = Glibc.close(probe) }
+                for probe in probes { _ = Glibc.close(probe) }
+                return nil
+            }
+            probes.append(probe)
+        }
+        return probes
+    }
+
+    /// `fs.inotify.max_user_watches` (inotify(7)): the watches one user may hold, across all of
+    /// their processes. Nil when `/proc/sys/fs/inotify/max_user_watches` cannot be read.
+    public static func userWatchLimit() -> Int? {
+        let fd = open("/proc/sys/fs/inotify/max_user_watches", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { _ = Glibc.close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        let digits = bytes[..<n].prefix { (0x30...0x39).contains($0) }
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        let value = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        return value > 0 ? value : nil
+    }
+
+    /// Whether `other` asks the same inotify instance (a watch of the same `group`).
+    public func sharesInstance(with other: LibraryWatch) -> Bool { instance === other.instance }
+
+    /// The shared inotify descriptor (for tests: `/proc/self/fdinfo` lists its watches).
+    var inotifyDescriptor: Int32 { instance.fd }
+
+    /// A number that stays the same only as long as no change under the root has been reported;
+    /// nil when the watch cannot vouch for the whole tree now. Costs one `epoll_wait` on this
+    /// watch's probe when nothing is queued; otherwise reads the events first (and starts walks
+    /// of new directories). Why an unchanged stamp can be trusted: see the type's doc.
+    public func stamp() -> UInt64? {
+        let ready = probing.withLock { _ in clinux_ready(probe) }
+        let g = instance.generation.load(ordering: .sequentiallyConsistent)
+        if ready == 0 && g & Instance.flags == 0 { return g }
+        if ready < 0 || g & Instance.abandoned != 0 { return nil }
+        return instance.readEvents()
+    }
+
+    /// Reads what is queued, so the figures are current, and reports them (for the shared
+    /// instance: every watch of a group reports the same).
+    public var statistics: Statistics {
+        _ = instance.readEvents()
+        let g = instance.generation.load(ordering: .sequentiallyConsistent)
+        return instance.state.withLock { s in
+            Statistics(active: g & Instance.blind == 0, directories: s.directories.count, events: s.events,
+                       rewalks: s.rewalks, limit: instance.maxWatches, overLimit: s.overLimit)
+        }
+    }
+}
+
+/// One inotify instance watching the tree, shared by the watches of a group.
+private final class Instance: Sendable {
+    struct State {
         /// Watch descriptor → the directory's path (bytes, as on disk: a name need not be
         /// UTF-8), for the paths of new subdirectories.
         var directories: [Int32: [UInt8]] = [:]
@@ -67,6 +211,8 @@ public final class LibraryWatch: Sendable {
         /// A directory could not be watched (`fs.inotify.max_user_watches`, say): no stamps
         /// until a walk of the whole tree watches everything.
         var failed = false
+        /// The tree had more directories than `maxWatches`: every watch was given back, for good.
+        var overLimit = false
         /// A walk runs in the background (`runWalks`).
         var walking = false
         /// Walks to run: the whole tree, and new directories' subtrees.
@@ -84,115 +230,91 @@ public final class LibraryWatch: Sendable {
         /// Whether the watch can vouch for the whole tree: every directory watched and no walk
         /// under way or to come.
         var sighted: Bool {
-            !failed && !walking && !wholeTreePending && subtreesPending.isEmpty && !rootMissing
+            !failed && !overLimit && !walking && !wholeTreePending && subtreesPending.isEmpty && !rootMissing
         }
     }
 
-    /// Counts in steps of 4. Bit 0: events are being read; bit 1: the tree is not all watched.
-    private let generation = Atomic<UInt64>(0)
-    private static let reading: UInt64 = 1
-    private static let blind: UInt64 = 2
-    private let fd: Int32
-    /// The library root, symlinks resolved (`Library.root`).
-    public let root: String
+    /// Counts in steps of 8. Bit 0: events are being read; bit 1: the tree is not all watched;
+    /// bit 2: over the limit, for good (with bit 1).
+    let generation = Atomic<UInt64>(0)
+    static let reading: UInt64 = 1
+    static let blind: UInt64 = 2
+    static let abandoned: UInt64 = 4
+    static let flags: UInt64 = 7
+    static let step: UInt64 = 8
+    let fd: Int32
+    let root: String
     private let rootBytes: [UInt8]
-    private let state: Mutex<State>
+    let maxWatches: Int
+    let state: Mutex<State>
     private let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
 
-    /// Watches every directory under `root` (an absolute path with symlinks resolved), walked
-    /// now, before returning. Nil when no inotify instance can be had
-    /// (`fs.inotify.max_user_instances`); when some directory cannot be watched the watch
-    /// exists but gives no stamps (`statistics.active` is false).
-    public convenience init?(root: String) {
-        guard let only = Self.watches(root: root, count: 1)?.first else { return nil }
-        self.init(root: root, fd: only.fd, directories: only.directories, walk: only.walk)
-    }
-
-    /// `count` watches of `root`, each with its own inotify instance (one per event loop, so
-    /// that the loops share no kernel lock), set up with one walk of the tree that adds every
-    /// directory to all of them. Nil when that many instances cannot be had.
-    public static func group(root: String, count: Int) -> [LibraryWatch]? {
-        guard let made = watches(root: root, count: count) else { return nil }
-        return made.map { LibraryWatch(root: root, fd: $0.fd, directories: $0.directories, walk: $0.walk) }
-    }
-
-    private static func watches(root: String, count: Int)
-        -> [(fd: Int32, directories: [Int32: [UInt8]], walk: (complete: Bool, rootWatched: Bool))]? {
-        var fds: [Int32] = []
-        for _ in 0..<max(1, count) {
-            let fd = clinux_inotify()
-            guard fd >= 0 else {
-                for fd in fds { _ = Glibc.close(fd) }
-                return nil
-            }
-            fds.append(fd)
-        }
-        var maps = [[Int32: [UInt8]]](repeating: [:], count: fds.count)
-        let walk = watchTree(Array(root.utf8), fds: fds, into: &maps)
-        return fds.indices.map { (fds[$0], maps[$0], walk) }
-    }
-
-    private init(root: String, fd: Int32, directories: [Int32: [UInt8]], walk: (complete: Bool, rootWatched: Bool)) {
+    /// Watches the tree now (see `LibraryWatch.init(root:maxWatches:)`). Nil without an inotify
+    /// instance.
+    init?(root: String, maxWatches: Int) {
+        let fd = clinux_inotify()
+        guard fd >= 0 else { return nil }
         self.fd = fd
         self.root = root
         rootBytes = Array(root.utf8)
+        self.maxWatches = max(0, maxWatches)
+        let walk = Self.watchTree(rootBytes, fd: fd, limit: self.maxWatches)
         var initial = State()
-        initial.directories = directories
+        initial.directories = walk.directories
         initial.failed = !walk.complete
         initial.rootMissing = !walk.rootWatched
         initial.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
+        if walk.overLimit { Self.giveUp(&initial, fd: fd) }
         state = Mutex(initial)
-        if !initial.sighted { generation.store(Self.blind, ordering: .sequentiallyConsistent) }
+        generation.store(Self.next(after: 0, initial), ordering: .sequentiallyConsistent)
     }
 
     deinit {
         _ = Glibc.close(fd)
     }
 
-    /// A number that stays the same only as long as no change under the root has been reported;
-    /// nil when the watch cannot vouch for the whole tree now. Costs one `ioctl` when nothing
-    /// is queued; otherwise reads the events first (and starts walks of new directories).
-    ///
-    /// Why it is safe to trust an unchanged stamp: the kernel queues an event before the
-    /// changing call returns. Either it is still queued when we ask (then it is read and the
-    /// generation moves on before a stamp is given), or another thread has taken it out of the
-    /// queue, and that thread marked the generation as being read before it did (then this
-    /// call waits for it to finish).
-    public func stamp() -> UInt64? {
-        let pending = clinux_unread_bytes(fd)
-        let g = generation.load(ordering: .sequentiallyConsistent)
-        if pending == 0 && g & (Self.reading | Self.blind) == 0 { return g }
-        if pending < 0 { return nil }
-        return readEvents()
+    /// The generation after `g` (one step on) for what `s` says: blind unless the tree is all
+    /// watched, abandoned once over the limit.
+    static func next(after g: UInt64, _ s: State) -> UInt64 {
+        let flags = s.overLimit ? blind | abandoned : s.sighted ? 0 : blind
+        return ((g & ~Self.flags) &+ step) | flags
     }
 
-    /// Reads what is queued, so the figures are current, and reports them.
-    public var statistics: Statistics {
-        _ = stamp()
-        let g = generation.load(ordering: .sequentiallyConsistent)
-        return state.withLock { s in
-            Statistics(active: g & Self.blind == 0, directories: s.directories.count, events: s.events,
-                       rewalks: s.rewalks)
+    /// Over the limit: gives every watch back to the kernel, drops what the `IN_IGNORED` events
+    /// that follow say, and walks nothing more.
+    static func giveUp(_ s: inout State, fd: Int32) {
+        for wd in s.directories.keys { _ = clinux_inotify_unwatch(fd, wd) }
+        s.directories = [:]
+        s.overLimit = true
+        s.wholeTreePending = false
+        s.subtreesPending = []
+        s.ignoredDuringWalk = []
+        s.buffer.withUnsafeMutableBytes { raw in
+            while true {
+                let n = read(fd, raw.baseAddress, raw.count)
+                if n > 0 || (n < 0 && errno == EINTR) { continue }
+                break
+            }
         }
     }
 
     /// Reads what is queued, under the lock, and moves the generation on. While there is no
     /// root, also looks for one again (at most every 100 ms).
-    private func readEvents() -> UInt64? {
+    func readEvents() -> UInt64? {
         state.withLock { s in
             if clinux_unread_bytes(fd) > 0 {
+                // Marked before `read` takes anything out of the queue: see `LibraryWatch`, point 3.
                 let before = generation.load(ordering: .sequentiallyConsistent)
                 generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
                 handle(&s)
-                let blind = s.sighted ? 0 : Self.blind
-                generation.store(((before & ~(Self.reading | Self.blind)) + 4) | blind, ordering: .sequentiallyConsistent)
+                generation.store(Self.next(after: before, s), ordering: .sequentiallyConsistent)
             } else if s.rootMissing && !s.walking
                         && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
                 s.wholeTreePending = true
             }
             startWalks(&s)
             let g = generation.load(ordering: .sequentiallyConsistent)
-            return g & (Self.reading | Self.blind) == 0 ? g : nil
+            return g & Self.flags == 0 ? g : nil
         }
     }
 
@@ -251,7 +373,7 @@ public final class LibraryWatch: Sendable {
 
     /// Starts the background walker when there is something to walk. Under the lock.
     private func startWalks(_ s: inout State) {
-        guard !s.walking, s.wholeTreePending || !s.subtreesPending.isEmpty else { return }
+        guard !s.walking, !s.overLimit, s.wholeTreePending || !s.subtreesPending.isEmpty else { return }
         s.walking = true
         queue.async { [self] in runWalks() }
     }
@@ -271,13 +393,12 @@ public final class LibraryWatch: Sendable {
                 if let path = s.subtreesPending.popLast() { return (path, false, []) }
                 s.walking = false
                 let g = generation.load(ordering: .sequentiallyConsistent)
-                generation.store(((g & ~Self.blind) + 4) | (s.sighted ? 0 : Self.blind), ordering: .sequentiallyConsistent)
+                generation.store(Self.next(after: g, s), ordering: .sequentiallyConsistent)
                 return nil
             }
             guard let job else { return }
-            var maps: [[Int32: [UInt8]]] = [[:]]
-            let walk = Self.watchTree(job.path, fds: [fd], into: &maps)
-            let found = maps[0]
+            let walk = Self.watchTree(job.path, fd: fd, limit: maxWatches)
+            let found = walk.directories
             state.withLock { s in
                 if job.wholeTree {
                     // Watches from before the walk that it did not find again are of
@@ -297,37 +418,38 @@ public final class LibraryWatch: Sendable {
                 }
                 s.directories.merge(found.filter { !s.ignoredDuringWalk.contains($0.key) }) { $1 }
                 s.ignoredDuringWalk = []
+                if walk.overLimit || s.directories.count > maxWatches {
+                    for wd in found.keys { s.directories[wd] = s.directories[wd] ?? [] }   // given back too
+                    Self.giveUp(&s, fd: fd)
+                }
             }
         }
     }
 
-    /// Watches `path` and every directory below it with each of `fds` (into the map of the same
-    /// index). Symlinks are not followed: a link to a directory inside the root reaches one that
+    /// Watches `path` and every directory below it with `fd`, and returns them by watch
+    /// descriptor, stopping (`overLimit`) rather than watch more than `limit`. Symlinks are not followed: a link to a directory inside the root reaches one that
     /// is watched anyway, and one outside is never served. A directory is watched before it is
     /// listed, so one created in it meanwhile is reported. `complete` is false when a directory
     /// could not be watched for a reason other than having gone (or become something else)
     /// meanwhile, which is itself an event, or a path too long to be requested;
     /// `rootWatched`, whether `path` itself is now watched.
-    static func watchTree(_ path: [UInt8], fds: [Int32], into maps: inout [[Int32: [UInt8]]])
-        -> (complete: Bool, rootWatched: Bool) {
+    static func watchTree(_ path: [UInt8], fd: Int32, limit: Int)
+        -> (directories: [Int32: [UInt8]], complete: Bool, rootWatched: Bool, overLimit: Bool) {
+        var directories: [Int32: [UInt8]] = [:]
         var pending = [path]
         var complete = true
         var rootWatched = false
         while let directory = pending.popLast() {
+            if directories.count >= limit { return (directories, complete, rootWatched, true) }
             let cPath = directory + [0]
-            var watched = false
-            for (k, fd) in fds.enumerated() {
-                let wd = cPath.withUnsafeBufferPointer { p in
-                    clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
-                }
-                if wd < 0 {
-                    if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
-                    continue
-                }
-                maps[k][wd] = directory
-                watched = true
+            let wd = cPath.withUnsafeBufferPointer { p in
+                clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }
-            guard watched else { continue }
+            if wd < 0 {
+                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
+                continue
+            }
+            directories[wd] = directory
             if directory == path { rootWatched = true }
             let listing = cPath.withUnsafeBufferPointer { p in
                 opendir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
@@ -351,6 +473,6 @@ public final class LibraryWatch: Sendable {
             }
             closedir(listing)
         }
-        return (complete, rootWatched)
+        return (directories, complete, rootWatched, false)
     }
 }

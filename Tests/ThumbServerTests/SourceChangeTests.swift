@@ -19,16 +19,23 @@ import Glibc
         static let photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
         let fm = FileManager.default
 
-        /// - Parameter watched: `library_watch`. The cache directory is beside the root (thumbd
-        ///   refuses one inside the library).
-        init(watched: Bool = true) throws {
+        /// - Parameters:
+        ///   - watched: `library_watch`. The cache directory is beside the root (thumbd refuses
+        ///     one inside the library).
+        ///   - directories: made under the root (paths relative to it) before the server is built.
+        ///   - eventLoops: the server's event loops (one per core by default).
+        ///   - watchShare: `library_watch_max_share` (0.5 by default).
+        init(watched: Bool = true, directories: [String] = [], eventLoops: Int? = nil,
+             watchShare: Double = 0.5) throws {
             for dir in [root, outside] { try fm.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            for dir in directories { try fm.createDirectory(atPath: root + "/" + dir, withIntermediateDirectories: true) }
             var config = Config()
             config.library = root
             config.cacheDirectory = outside + "/cache"
             config.libraryWatch = watched
+            config.libraryWatchMaxShare = watchShare
             config.renderWorkers = 1
-            service = try Thumbd(config: config).service
+            service = try Thumbd(config: config, eventLoops: eventLoops).service
         }
 
         deinit {
@@ -45,10 +52,13 @@ import Glibc
             #expect(rename(root + "/.tmp-link", root + "/" + name) == 0)
         }
 
-        func get(_ target: String) -> HTTPResponse {
+        /// GETs `target` as event loop `loop` read it (its lane's memo and watch).
+        func get(_ target: String, loop: Int = 0) -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
-            service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0.withFileRead); done.signal() }
+            var request = HTTPRequest(method: "GET", target: target)
+            request.loopIndex = loop
+            service.respond(to: request) { box.append($0.withFileRead); done.signal() }
             done.wait()
             return box.values[0]
         }

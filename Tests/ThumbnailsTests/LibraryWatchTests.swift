@@ -38,8 +38,10 @@ import Glibc
         #expect(watch.stamp() == after, what)
     }
 
-    /// The first stamp given within 10 s (nil while the watch walks the tree again).
-    func settledStamp() -> UInt64? {
+    /// The first stamp `of` (the suite's watch by default) gives within 10 s (nil while the
+    /// watch walks the tree again).
+    func settledStamp(of other: LibraryWatch? = nil) -> UInt64? {
+        let watch = other ?? watch
         let deadline = Date().addingTimeInterval(10)
         var stamp = watch.stamp()
         while stamp == nil && Date() < deadline {
@@ -235,5 +237,70 @@ import Glibc
             #expect(now != old)
             #expect(watch.stamp() == now)
         }
+    }
+
+    /// One inotify instance for a group, whatever its size: each directory costs one of the
+    /// user's `fs.inotify.max_user_watches`, not one per event loop (a 100,000-directory library
+    /// on 2 cores took 192,000 of a user's 192,536 watches, and other programs could watch
+    /// nothing more). Every watch of the group still sees every change.
+    @Test(arguments: [1, 4, 16]) func aGroupWatchesEachDirectoryOnceWhateverTheNumberOfLoops(loops: Int) throws {
+        // A tree of its own, beside the suite's (whose own watch holds the suite tree's directories).
+        let tree = outside.path + "/library"
+        let paths = [tree, tree + "/2024"] + (0..<20).map { tree + "/2024/\($0)" }
+        for path in paths { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let group = try #require(LibraryWatch.group(root: tree, count: loops))
+        #expect(group.count == loops)
+        #expect(kernelWatches(on: inodes(of: paths)) == 22)
+        #expect(group.allSatisfy { $0.statistics.active && $0.statistics.directories == 22 })
+        let before = group.map { $0.stamp() }
+        _ = FileManager.default.createFile(atPath: tree + "/2024/7/x.jpg", contents: Data([1]))
+        for (watch, old) in zip(group, before) {
+            let now = try #require(watch.stamp())
+            #expect(now != old)
+            #expect(watch.stamp() == now)
+        }
+    }
+
+    /// A tree with more directories than the watch may take (in the server,
+    /// `library_watch_max_share` of `fs.inotify.max_user_watches`) is not watched at all: no
+    /// stamps, so users resolve their sources again on every request, and no watch held, so other
+    /// programs of the same user keep theirs. A tree exactly at the limit is watched.
+    @Test func aTreeOverTheLimitIsNotWatchedAndHoldsNoWatch() throws {
+        let directories = inodes(of: [root, root + "/2024", root + "/2024/deep"])
+        let suiteWatches = kernelWatches(on: directories)   // the suite's own watch: 3
+        #expect(suiteWatches == 3)
+        let over = try #require(LibraryWatch(root: root, maxWatches: 2))
+        #expect(over.stamp() == nil)
+        #expect(over.statistics == LibraryWatch.Statistics(active: false, directories: 0, limit: 2, overLimit: true))
+        #expect(kernelWatches(on: directories) == suiteWatches)
+        write("2024/x.jpg")
+        #expect(over.stamp() == nil)
+        #expect(over.stamp() == nil)
+
+        let exact = try #require(LibraryWatch(root: root, maxWatches: 3))
+        #expect(exact.statistics.active && !exact.statistics.overLimit)
+        #expect(exact.stamp() != nil)
+        #expect(kernelWatches(on: directories) == suiteWatches + 3)
+    }
+
+    /// A tree that grows past the limit later gives every watch back and stays blind (until a
+    /// restart).
+    @Test func aTreeThatGrowsPastTheLimitGivesItsWatchesBack() throws {
+        let growing = try #require(LibraryWatch(root: root, maxWatches: 4))
+        _ = try #require(growing.stamp())
+        #expect(mkdir(root + "/2025", 0o755) == 0)
+        _ = try #require(settledStamp(of: growing))   // 4 directories: within the limit
+        #expect(growing.statistics.directories == 4)
+        let all = [root, root + "/2024", root + "/2024/deep", root + "/2025", root + "/2026", root + "/2026/01"]
+        #expect(mkdir(root + "/2026", 0o755) == 0)
+        #expect(mkdir(root + "/2026/01", 0o755) == 0)
+        let deadline = Date().addingTimeInterval(10)
+        while !growing.statistics.overLimit && Date() < deadline { usleep(5_000) }
+        #expect(growing.statistics == LibraryWatch.Statistics(active: false, directories: 0,
+                                                              events: growing.statistics.events, limit: 4, overLimit: true))
+        #expect(growing.stamp() == nil)
+        #expect(kernelWatches(on: inodes(of: all)) == 3)   // the suite's own watch's, no more
+        write("2026/01/x.jpg")
+        #expect(growing.stamp() == nil)
     }
 }

@@ -23,6 +23,11 @@ int clinux_modify(int epfd, int fd, uint32_t events, uint64_t id);
 /// Returns the count, or -1 with errno set (EINTR included).
 int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms);
 
+/// Whether a descriptor registered with epoll instance `epfd` is ready now (`epoll_wait` for one
+/// event with a zero timeout, which looks at the instance's ready list without waiting): 1 or 0,
+/// or -1 with errno set. `LibraryWatch`'s probe of the shared inotify queue on a hit.
+int clinux_ready(int epfd);
+
 /// `eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)`: a descriptor, or -1 with errno set.
 int clinux_eventfd(void);
 

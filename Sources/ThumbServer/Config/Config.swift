@@ -56,6 +56,12 @@ public struct Config: Sendable, Equatable {
     /// `true` by default; turn it off for a network filesystem changed from other hosts, which
     /// inotify does not see (then every request `stat`s its source).
     public var libraryWatch = true
+    /// The largest share of `fs.inotify.max_user_watches` (inotify(7): the watches one user may
+    /// hold across all of their processes) the library watch may take, one watch per directory
+    /// (`library_watch_max_share`). A library with more directories is not watched, so that other
+    /// programs of the same user can still watch theirs: thumbd says so at start, and memoised
+    /// URLs are resolved again on every request. `0.5` by default.
+    public var libraryWatchMaxShare = 0.5
     /// Seconds between rescans of the library for added, changed and removed files
     /// (`index_rescan_seconds`). `2` by default.
     public var indexRescanSeconds = 2.0

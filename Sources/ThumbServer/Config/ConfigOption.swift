@@ -77,6 +77,8 @@ struct ConfigOption: Sendable {
         .integer("max_body_bytes", \.maxBodyBytes, "request body limit, bytes", range: 0...(1 << 30)),
         .number("shutdown_grace_seconds", \.shutdownGraceSeconds, "seconds in-flight requests get on SIGTERM", range: 0...600),
         .boolean("library_watch", \.libraryWatch, "notice library changes through inotify, so hits skip a stat of their source"),
+        .number("library_watch_max_share", \.libraryWatchMaxShare,
+                "most of fs.inotify.max_user_watches the library watch may take (one per directory)", range: 0...1),
         .number("index_rescan_seconds", \.indexRescanSeconds, "seconds between library rescans", range: 0.1...86400),
         .boolean("access_log", \.accessLog, "one line per request on stdout"),
     ]
