@@ -67,6 +67,11 @@ public final class Thumbd: Sendable {
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }
+        if !index.persisted {
+            FileHandle.standardError.write(Data(("thumbd: \(config.cacheDirectory)/index.sqlite cannot be used (busy, "
+                + "not writable, or not thumbd's, which thumbd leaves as it is); the library index is kept in memory "
+                + "for this run\n").utf8))
+        }
         index.startWatching(interval: config.indexRescanSeconds)
         // One inotify instance for the whole server (one watch per directory of the user's
         // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP

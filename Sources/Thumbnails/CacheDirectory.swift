@@ -39,6 +39,9 @@ public enum CacheDirectory {
     public static func claim(_ path: String) throws(Refusal) {
         var st = stat()
         if stat(path, &st) != 0 {
+            if lstat(path, &st) == 0 {
+                throw Refusal(description: "the cache directory \(path) is a symbolic link to something that does not exist")
+            }
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
@@ -78,19 +81,18 @@ public enum CacheDirectory {
     }
 
     /// Whether the file at `path` may be deleted as a cache entry or temporary file of thumbd's:
-    /// a regular file (not a link, FIFO or directory) that is empty or starts with the entry
-    /// magic (`DiskEntry.magic`), whole or, in a file shorter than it, in part. The caller has
-    /// checked the name has the cache's form.
+    /// a regular file (not a link, FIFO or directory) that starts with the whole entry magic
+    /// (`DiskEntry.magic`; thumbd writes it first, in the same `write` as the rest), or is empty
+    /// (it holds nothing to lose). The caller has checked the name has the cache's form.
     static func holdsEntry(_ path: String) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        guard st.st_size > 0 else { return true }
         var head = [UInt8](repeating: 0, count: DiskEntry.magic.count)
-        let n = pread(fd, &head, head.count, 0)
-        guard n >= 0 else { return false }
-        return head.prefix(n).elementsEqual(DiskEntry.magic.prefix(n))
+        return pread(fd, &head, head.count, 0) == head.count && head == DiskEntry.magic
     }
 
     /// Deletes `path` when `holdsEntry` says it is thumbd's. An empty directory planted at an
@@ -140,35 +142,39 @@ public enum CacheDirectory {
     }
 
     /// The first name in `path` that an untagged cache of thumbd's would not hold, or nil when
-    /// the directory is empty or laid out exactly as one: only the top-level names thumbd makes,
-    /// `entries/` holding two-hex-digit shards of digest-named regular files, `tmp/` holding only
-    /// temporary files.
+    /// the directory is empty or laid out exactly as one: both `entries/` and `tmp/` (thumbd
+    /// makes them together), nothing at the top but the names thumbd makes, `index.sqlite*`
+    /// SQLite files (whose tables `LibraryIndex` checks before writing), `entries/` holding
+    /// two-hex-digit shards of digest-named entry files, `tmp/` holding only temporary files.
     private static func foreignName(in path: String) -> String? {
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: path) else { return "unreadable" }
+        if names.isEmpty { return nil }
         if let name = names.first(where: { !topLevelNames.contains($0) }) { return name }
+        if names.contains(tagName) { return tagName + " written by another program" }
+        guard names.contains("entries"), names.contains("tmp") else {
+            return names.sorted().first { $0 != "entries" && $0 != "tmp" } ?? names[0]
+        }
         var st = stat()
-        for name in names where name != "entries" && name != "tmp" {
-            guard lstat(path + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return name }
+        for name in names where name.hasPrefix("index.sqlite") {
+            let file = path + "/" + name
+            guard lstat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+                  name != "index.sqlite" || LibraryIndex.isDatabaseFile(file) else { return name }
         }
-        if names.contains("tmp") {
-            guard let temporary = try? fm.contentsOfDirectory(atPath: path + "/tmp") else { return "tmp" }
-            if let name = temporary.first(where: { !isTemporaryName($0) || !holdsEntry(path + "/tmp/" + $0) }) {
-                return "tmp/" + name
+        guard let temporary = try? fm.contentsOfDirectory(atPath: path + "/tmp") else { return "tmp" }
+        if let name = temporary.first(where: { !isTemporaryName($0) || !holdsEntry(path + "/tmp/" + $0) }) {
+            return "tmp/" + name
+        }
+        guard let shards = try? fm.contentsOfDirectory(atPath: path + "/entries") else { return "entries" }
+        for shard in shards {
+            guard shard.utf8.count == 2, shard.utf8.allSatisfy(isHexDigit),
+                  let files = try? fm.contentsOfDirectory(atPath: path + "/entries/" + shard) else {
+                return "entries/" + shard
             }
-        }
-        if names.contains("entries") {
-            guard let shards = try? fm.contentsOfDirectory(atPath: path + "/entries") else { return "entries" }
-            for shard in shards {
-                guard shard.utf8.count == 2, shard.utf8.allSatisfy(isHexDigit),
-                      let files = try? fm.contentsOfDirectory(atPath: path + "/entries/" + shard) else {
-                    return "entries/" + shard
-                }
-                if let name = files.first(where: {
-                    !isEntryName($0) || !$0.hasPrefix(shard) || !holdsEntry(path + "/entries/" + shard + "/" + $0)
-                }) {
-                    return "entries/" + shard + "/" + name
-                }
+            if let name = files.first(where: {
+                !isEntryName($0) || !$0.hasPrefix(shard) || !holdsEntry(path + "/entries/" + shard + "/" + $0)
+            }) {
+                return "entries/" + shard + "/" + name
             }
         }
         return nil
@@ -177,22 +183,20 @@ public enum CacheDirectory {
     /// `path` made absolute with symlinks resolved, as far as it exists; the rest appended with
     /// `.` and `..` applied as `mkdir -p` would.
     static func resolve(_ path: String) -> String {
-        var existing = path.isEmpty ? "." : path
-        var rest: [Substring] = []
+        var parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var missing: [String] = []
         while true {
-            if let real = realpath(existing, nil) {
-                var parts = String(cString: real).split(separator: "/")
+            let existing = (path.hasPrefix("/") ? "/" : "") + parts.joined(separator: "/")
+            if let real = realpath(existing.isEmpty ? "." : existing, nil) {
+                var resolved = String(cString: real).split(separator: "/").map(String.init)
                 free(real)
-                for part in rest.reversed() {
-                    if part == ".." { _ = parts.popLast() } else if part != "." { parts.append(part) }
+                for part in missing.reversed() {
+                    if part == ".." { _ = resolved.popLast() } else if part != "." { resolved.append(part) }
                 }
-                return "/" + parts.joined(separator: "/")
+                return "/" + resolved.joined(separator: "/")
             }
-            let url = existing as NSString
-            let last = url.lastPathComponent
-            let parent = url.deletingLastPathComponent
-            rest.append(Substring(last))
-            existing = parent.isEmpty ? (path.hasPrefix("/") ? "/" : ".") : parent
+            guard let last = parts.popLast() else { return path }   // "/" or "." always resolve
+            missing.append(last)
         }
     }
 }

@@ -226,8 +226,12 @@ public final class DiskCache: Sendable {
 
         let temporaryPath = temporaryDirectory + "/" + temporaryName
         mkdir(shardDirectory(for: digest), 0o755)  // EEXIST is the usual answer
-        let written = Self.writeAll(bytes, to: temporaryPath) && Self.moveIntoPlace(temporaryPath, path(for: digest))
-        if !written { unlink(temporaryPath) }
+        // writeAll removes what it created when it fails, and touches nothing it did not create.
+        var written = Self.writeAll(bytes, to: temporaryPath)
+        if written && !Self.moveIntoPlace(temporaryPath, path(for: digest)) {
+            unlink(temporaryPath)   // made just now by writeAll
+            written = false
+        }
         index.withLock { state in
             state.reserved -= cost
             if written { state.lru.insert(digest, (), cost: cost) } else { state.writeErrors += 1 }
@@ -266,9 +270,12 @@ public final class DiskCache: Sendable {
         return false
     }
 
+    /// Creates `path` (it must not exist) holding `bytes`; on a failure removes the file it
+    /// created. Returns whether all was written and closed.
     private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {
         // Read-only: thumbd never writes an entry in place (a write goes to tmp/ and is renamed),
         // and a hit may be sent from the file with sendfile while it sits in a socket buffer.
+        // O_EXCL: a file already at this name is not ours to write into, nor to remove.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         guard fd >= 0 else { return false }
         var done = 0
@@ -281,6 +288,8 @@ public final class DiskCache: Sendable {
             }
             return true
         }
-        return close(fd) == 0 && ok
+        let closed = close(fd) == 0
+        if !(closed && ok) { unlink(path) }
+        return closed && ok
     }
 }

@@ -62,7 +62,7 @@ final class TestFile: Sendable {
 
     private init() {
         let path = NSTemporaryDirectory() + "thumbd-http-file-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         fd = open(path, O_RDONLY)
         unlink(path)   // the descriptor keeps it
     }

@@ -16,9 +16,9 @@ import Testing
         let root = NSTemporaryDirectory() + "thumbd-bombs-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        FileManager.default.createFile(atPath: root + "/png-30000x30000.png", contents: Data(Bombs.png))
-        FileManager.default.createFile(atPath: root + "/jpeg-65000x65000.jpg", contents: Data(Bombs.jpeg))
-        FileManager.default.createFile(atPath: root + "/gif-5000-frames.gif", contents: Data(Bombs.gif(frames: 5000)))
+        _ = FileManager.default.createFile(atPath: root + "/png-30000x30000.png", contents: Data(Bombs.png))
+        _ = FileManager.default.createFile(atPath: root + "/jpeg-65000x65000.jpg", contents: Data(Bombs.jpeg))
+        _ = FileManager.default.createFile(atPath: root + "/gif-5000-frames.gif", contents: Data(Bombs.gif(frames: 5000)))
         #expect(VipsHeader.field("width", root + "/png-30000x30000.png") == "30000")   // the headers really say so
         #expect(VipsHeader.field("height", root + "/jpeg-65000x65000.jpg") == "65000")
         let server = try ServerHarness(library: root)

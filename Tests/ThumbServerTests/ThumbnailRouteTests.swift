@@ -210,7 +210,7 @@ import Testing
             try handle.write(contentsOf: Data([stored[stored.count - 100] ^ 0xff]))
             try handle.close()
         default:
-            FileManager.default.createFile(atPath: entry, contents: damage == "empty" ? Data() : stored.prefix(stored.count / 2))
+            _ = FileManager.default.createFile(atPath: entry, contents: damage == "empty" ? Data() : stored.prefix(stored.count / 2))
         }
         let again = try server.get(target)
         #expect(again.status == 200)

@@ -75,7 +75,7 @@ import Testing
             #expect(cache.write(Thumbnail(bytes: [9, 9], format: .png, width: 2, height: 2), for: key))
         }
         #expect(unlink(old.path + "/CACHEDIR.TAG") == 0)   // as an earlier thumbd left it
-        old.write("tmp/77-1.tmp", Array(DiskEntry.magic.prefix(3)))
+        old.write("tmp/77-1.tmp", DiskEntry.magic + [0, 0])
         let adopted = try DiskCache(directory: old.path, limitBytes: 1 << 20)
         #expect(adopted.read(key)?.bytes == [9, 9])
         #expect(FileManager.default.fileExists(atPath: old.path + "/CACHEDIR.TAG"))
@@ -118,5 +118,72 @@ import Testing
         index.rescan()
         #expect(index.listing(order: .newest, offset: 0, limit: 10).items.map(\.path) == ["a.jpg"])   // kept in memory
         #expect(FileManager.default.contents(atPath: cache.path + "/index.sqlite") == Data(notADatabase))
+    }
+
+    @Test func aDirectoryHoldingOnlyAnotherProgramsIndexSqliteIsRefused() throws {
+        let app = TemporaryDirectory()
+        let database = Array("SQLite format 3\0".utf8) + [UInt8](repeating: 7, count: 100)
+        app.write("index.sqlite", database)
+        #expect { _ = try DiskCache(directory: app.path, limitBytes: 1 << 20) } throws: { "\($0)".contains("index.sqlite") }
+        #expect(FileManager.default.contents(atPath: app.path + "/index.sqlite") == Data(database))
+        #expect(!FileManager.default.fileExists(atPath: app.path + "/CACHEDIR.TAG"))
+    }
+
+    @Test func refusalsNameTheirCause() throws {
+        let parent = TemporaryDirectory()
+        parent.write("other/CACHEDIR.TAG", Array("Signature: 8a477f597d28d172789f06886806bc55\n".utf8))
+        #expect { _ = try DiskCache(directory: parent.path + "/other", limitBytes: 1) } throws: {
+            "\($0)".contains("another program")
+        }
+        #expect(symlink(parent.path + "/nowhere", parent.path + "/dangling") == 0)
+        #expect { _ = try DiskCache(directory: parent.path + "/dangling", limitBytes: 1) } throws: {
+            "\($0)".contains("symbolic link to something that does not exist")
+        }
+        #expect(!FileManager.default.fileExists(atPath: parent.path + "/nowhere"))
+    }
+
+    @Test func aTildeIsAnOrdinaryName() {
+        // No shell expands it in a config file or an environment variable: a directory named `~`.
+        let resolved = CacheDirectory.resolve("/tmp/~/thumbs/../cache")
+        #expect(resolved == CacheDirectory.resolve("/tmp") + "/~/cache")
+        #expect(CacheDirectory.resolve("~").hasSuffix("/~"))
+        #expect(CacheDirectory.resolve("/") == "/")
+    }
+
+    /// Another program's SQLite database at `index.sqlite` (in a cache thumbd tagged, or through
+    /// a link) is neither deleted nor written: not its schema, not its journal mode.
+    @Test(arguments: ["assetsOfAnotherShape", "otherTables", "busy", "link"])
+    func anotherProgramsDatabaseAtTheIndexPathIsNotTouched(kind: String) throws {
+        let cache = TemporaryDirectory(), photos = TemporaryDirectory(), elsewhere = TemporaryDirectory()
+        photos.write("a.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        let owned = kind == "link" ? elsewhere.path + "/app.db" : cache.path + "/index.sqlite"
+        do {
+            let app = try SQLiteDatabase(path: owned)
+            try app.execute(kind == "assetsOfAnotherShape"
+                ? "CREATE TABLE assets(id INTEGER PRIMARY KEY, url TEXT); INSERT INTO assets(url) VALUES('precious');"
+                : "CREATE TABLE notes(id INTEGER PRIMARY KEY, note TEXT); INSERT INTO notes(note) VALUES('precious');")
+        }
+        if kind == "link" { #expect(symlink(owned, cache.path + "/index.sqlite") == 0) }
+        let before = try #require(FileManager.default.contents(atPath: owned))
+        let holder = kind == "busy" ? try SQLiteDatabase(path: owned) : nil
+        try holder?.execute("BEGIN EXCLUSIVE")
+        let index = try LibraryIndex(library: try Library(root: photos.path), databasePath: cache.path + "/index.sqlite")
+        #expect(!index.persisted)
+        index.rescan()
+        #expect(index.listing(order: .newest, offset: 0, limit: 10).total == 1)   // served from memory
+        try holder?.execute("COMMIT")
+        #expect(FileManager.default.contents(atPath: owned) == before)
+        #expect(!FileManager.default.fileExists(atPath: owned + "-wal"))
+    }
+
+    @Test func aDamagedIndexOfThumbdsIsRemovedAndRebuilt() throws {
+        let cache = TemporaryDirectory(), photos = TemporaryDirectory()
+        photos.write("a.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        cache.write("index.sqlite", Array("SQLite format 3\0".utf8) + [UInt8](repeating: 0xEE, count: 4096))
+        let index = try LibraryIndex(library: try Library(root: photos.path), databasePath: cache.path + "/index.sqlite")
+        #expect(index.persisted)
+        index.rescan()
+        let reopened = try LibraryIndex(library: try Library(root: photos.path), databasePath: cache.path + "/index.sqlite")
+        #expect(reopened.listing(order: .newest, offset: 0, limit: 10).total == 1)   // kept in the rebuilt file
     }
 }

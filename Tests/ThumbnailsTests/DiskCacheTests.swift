@@ -58,14 +58,14 @@ import Testing
             #expect(bytes.count == (try #require(FileManager.default.contents(atPath: path))).count)
         default: bytes[bytes.count - 10] ^= 0xff
         }
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         #expect(cache.read(k) == nil)
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(cache.statistics.corrupt == 1)
         #expect(cache.statistics.entries == 0)
         // Planted before a restart: indexed at start, then refused on read.
         cache.write(thumbnail(3000), for: k)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         let reopened = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         #expect(reopened.read(k) == nil)
         #expect(reopened.statistics.corrupt == 1)
@@ -266,7 +266,7 @@ import Testing
         let path = cache.path(for: key("f").digest)
         let photo = Fixtures.photo("Landscape_1.jpg")
         unlink(path)
-        FileManager.default.createFile(atPath: path, contents: photo)
+        _ = FileManager.default.createFile(atPath: path, contents: photo)
         #expect(cache.read(key("f")) == nil)               // not an entry: a miss
         #expect(!cache.write(thumbnail(600), for: key("f")))   // and never renamed over
         #expect(FileManager.default.contents(atPath: path) == photo)
@@ -313,18 +313,34 @@ import Testing
     @Test func startUpRemovesOnlyItsOwnTemporaryFilesAndLeavesStrayNames() throws {
         let dir = TemporaryDirectory()
         _ = try DiskCache(directory: dir.path, limitBytes: 1 << 20)   // claims (tags) the directory
-        dir.write("tmp/123-4.tmp", Array(DiskEntry.magic.prefix(5)))   // a write cut short by a crash
+        dir.write("tmp/123-4.tmp", DiskEntry.magic + [1, 2])   // a write cut short by a crash
         dir.write("tmp/124-5.tmp", [])
-        dir.write("tmp/125-6.tmp", [1, 2, 3])                         // the name is ours, the bytes are not
+        dir.write("tmp/125-6.tmp", [1, 2, 3])                 // the name is ours, the bytes are not
+        dir.write("tmp/126-7.tmp", Array("THU".utf8))         // nor are these: not the whole magic
         dir.write("tmp/notes.txt", [7, 7])
         dir.write("entries/ab/not-a-digest", [1])
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/tmp/123-4.tmp"))
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/tmp/124-5.tmp"))
         #expect(FileManager.default.contents(atPath: dir.path + "/tmp/125-6.tmp") == Data([1, 2, 3]))
+        #expect(FileManager.default.contents(atPath: dir.path + "/tmp/126-7.tmp") == Data("THU".utf8))
         #expect(FileManager.default.contents(atPath: dir.path + "/tmp/notes.txt") == Data([7, 7]))
         #expect(FileManager.default.contents(atPath: dir.path + "/entries/ab/not-a-digest") == Data([1]))
         #expect(cache.statistics.entries == 0)
+    }
+
+    /// Another program's file at the temporary name a write is about to use (two containers
+    /// sharing a cache volume both run thumbd as pid 1) is neither written into nor removed.
+    @Test func aFileAtTheNextTemporaryNameIsNeitherWrittenNorRemoved() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        for n in 1...3 { dir.write("tmp/\(getpid())-\(n).tmp", Array("precious \(n)".utf8)) }
+        for n in 1...3 { #expect(!cache.write(thumbnail(100), for: key("t\(n)"))) }
+        #expect(cache.statistics.writeErrors == 3)
+        for n in 1...3 {
+            #expect(FileManager.default.contents(atPath: dir.path + "/tmp/\(getpid())-\(n).tmp") == Data("precious \(n)".utf8))
+        }
+        #expect(cache.write(thumbnail(100), for: key("t4")))   // the next name is free
     }
 
     @Test func aFailedWriteIsCountedAndLeavesNoFile() throws {
@@ -332,7 +348,7 @@ import Testing
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
         // Even root cannot create a file inside a regular file: every write now fails.
         try FileManager.default.removeItem(atPath: dir.path + "/tmp")
-        FileManager.default.createFile(atPath: dir.path + "/tmp", contents: Data())
+        _ = FileManager.default.createFile(atPath: dir.path + "/tmp", contents: Data())
         #expect(!cache.write(thumbnail(100), for: key("x")))
         #expect(cache.statistics.writeErrors == 1)
         #expect(cache.statistics.entries == 0)

@@ -24,7 +24,7 @@ import Glibc
     }
 
     func write(_ relative: String, _ bytes: [UInt8] = [7, 7, 7]) {
-        FileManager.default.createFile(atPath: root + "/" + relative, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: root + "/" + relative, contents: Data(bytes))
     }
 
     /// A change, then: the stamp moved, and it stays put afterwards while nothing else happens.
@@ -162,7 +162,7 @@ import Glibc
         try expectChange("a file in the new tree") { write("2024/x.jpg") }
         try expectChange("another file in the new tree") { write("2024/y.jpg") }
         let quiet = try #require(watch.stamp())
-        FileManager.default.createFile(atPath: outside.path + "/old/2024/a.jpg", contents: Data([5]))
+        _ = FileManager.default.createFile(atPath: outside.path + "/old/2024/a.jpg", contents: Data([5]))
         #expect(watch.stamp() == quiet)
     }
 
@@ -205,7 +205,7 @@ import Glibc
         try expectChange("a tree moved out", settling: true) { _ = rename(root + "/2024", outside.path + "/2024") }
         #expect(watch.statistics.directories == 1)
         let quiet = try #require(watch.stamp())
-        FileManager.default.createFile(atPath: outside.path + "/2024/deep/new.jpg", contents: Data([1]))
+        _ = FileManager.default.createFile(atPath: outside.path + "/2024/deep/new.jpg", contents: Data([1]))
         #expect(watch.stamp() == quiet)
     }
 

@@ -15,6 +15,6 @@ final class TemporaryDirectory {
         let full = path + "/" + relative
         try! FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
                                                  withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: full, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: full, contents: Data(bytes))
     }
 }

@@ -173,6 +173,9 @@ public enum ConfigLoader {
         if config.library.isEmpty {
             throw ConfigError("no library: give --library DIR (or THUMBD_LIBRARY, or 'library' in the config file)")
         }
+        if config.cacheDirectory.isEmpty {
+            throw ConfigError("cache_dir is empty: give a directory for the disk cache (--cache-dir DIR)")
+        }
         var names = Set<String>()
         for grid in config.grids {
             guard !grid.name.isEmpty, !grid.name.contains("/"), names.insert(grid.name).inserted else {

@@ -43,6 +43,10 @@ public final class LibraryIndex: Sendable {
     private let state = Mutex(State())
     private let database: Mutex<SQLiteDatabase>
     private let scanLock = Mutex(())
+    /// Whether the index is kept in its database file; false when that file is busy, damaged
+    /// beyond removal, not thumbd's or cannot be written: the index then lives in memory for
+    /// this run (a restart reads every header again).
+    public let persisted: Bool
     /// Whether records from an earlier run were loaded at open.
     private let loadedEarlierRecords: Bool
     private let watchQueue = DispatchQueue(label: "thumbd.library-index", qos: .utility)
@@ -58,14 +62,23 @@ public final class LibraryIndex: Sendable {
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            persisted = true
         } catch {
-            // The index is derived data: a damaged database is removed and rebuilt by the next
-            // scan. A file that is not an SQLite database is not thumbd's and is left alone; then,
-            // as where no file can be written (a read-only cache directory), the index lives in memory.
-            if Self.isDatabaseFile(databasePath) {
+            // The index is derived data: a damaged database of thumbd's is removed and rebuilt by
+            // the next scan. One that is busy, another program's (not thumbd's schema), a link, or
+            // not an SQLite file at all is left exactly as it is; then, as where no file can be
+            // written (a read-only cache directory), the index lives in memory for this run.
+            let damaged = (error as? SQLiteDatabase.Failure)?.isDamage == true
+            if damaged, Self.isDatabaseFile(databasePath) {
                 for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
             }
-            db = try (try? Self.openDatabase(databasePath)) ?? Self.openDatabase(":memory:")
+            if damaged, let fresh = try? Self.openDatabase(databasePath) {
+                db = fresh
+                persisted = true
+            } else {
+                db = try Self.openDatabase(":memory:")
+                persisted = false
+            }
             loaded = State()
         }
         Self.sort(&loaded)
@@ -87,9 +100,32 @@ public final class LibraryIndex: Sendable {
         return n == 0 || (n == 16 && head == Array("SQLite format 3\0".utf8))
     }
 
-    /// Opens the database, creates the table, and checks the file really is a database.
+    /// The columns of thumbd's `assets` table, as `PRAGMA table_info` gives them (name, type).
+    private static let columns = [("path", "TEXT"), ("bytes", "INTEGER"), ("mtime_ns", "INTEGER"),
+                                  ("is_image", "INTEGER"), ("width", "INTEGER"), ("height", "INTEGER"),
+                                  ("taken_ms", "INTEGER"), ("taken_offset_min", "INTEGER")]
+
+    /// Opens the database, checks it holds thumbd's table and nothing else (before anything is
+    /// written to it), then sets it up.
+    /// - Throws: `SQLiteDatabase.Failure`: `isDamage` for a file that is not a database; an
+    ///   error without it for another program's database, which is not touched.
     private static func openDatabase(_ path: String) throws -> SQLiteDatabase {
         let db = try SQLiteDatabase(path: path)
+        let objects = try db.prepare("SELECT type, name FROM sqlite_master")
+        objects.bind([])
+        while try objects.step() {
+            let type = objects.text(0) ?? "", name = objects.text(1) ?? ""
+            guard (type == "table" && name == "assets") || (type == "index" && name.hasPrefix("sqlite_autoindex_assets")) else {
+                throw SQLiteDatabase.Failure(description: "\(path) holds \(type) \(name), which is not thumbd's")
+            }
+        }
+        let info = try db.prepare("PRAGMA table_info(assets)")
+        info.bind([])
+        var found: [(String, String)] = []
+        while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
+        guard found.isEmpty || found.elementsEqual(columns, by: ==) else {
+            throw SQLiteDatabase.Failure(description: "\(path) has a table assets that is not thumbd's")
+        }
         try db.execute("""
             PRAGMA journal_mode=WAL;
             PRAGMA synchronous=NORMAL;

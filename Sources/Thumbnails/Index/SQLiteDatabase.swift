@@ -6,17 +6,27 @@ import CSQLite
 final class SQLiteDatabase {
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// SQLite's primary result code (`SQLITE_BUSY`, `SQLITE_CORRUPT`, …); `SQLITE_ERROR` when
+        /// the failure is not SQLite's own.
+        var code: Int32 = SQLITE_ERROR
+
+        /// The file is damaged or not a database at all (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), as
+        /// opposed to busy, locked, read-only or out of space.
+        var isDamage: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
     }
 
     private var handle: OpaquePointer?
 
-    /// Opens (creating) the database at `path`.
-    /// - Throws: `Failure` with SQLite's message.
+    /// Opens (creating) the database at `path`; a symlink at `path` is not followed
+    /// (`SQLITE_OPEN_NOFOLLOW`): the file written is the one named, never one elsewhere.
+    /// - Throws: `Failure` with SQLite's message and code.
     init(path: String) throws {
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close(handle)
-            throw Failure(description: "cannot open \(path): \(message)")
+            throw Failure(description: "cannot open \(path): \(message)", code: status & 0xFF)
         }
         sqlite3_busy_timeout(handle, 5000)
     }
@@ -29,14 +39,14 @@ final class SQLiteDatabase {
         guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
             let message = error.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(error)
-            throw Failure(description: message)
+            throw Failure(description: message, code: sqlite3_errcode(handle) & 0xFF)
         }
     }
 
     func prepare(_ sql: String) throws -> Statement {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw Failure(description: String(cString: sqlite3_errmsg(handle)))
+            throw Failure(description: String(cString: sqlite3_errmsg(handle)), code: sqlite3_errcode(handle) & 0xFF)
         }
         return Statement(statement)
     }
@@ -81,7 +91,8 @@ final class SQLiteDatabase {
             switch sqlite3_step(statement) {
             case SQLITE_ROW: return true
             case SQLITE_DONE: return false
-            default: throw Failure(description: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))))
+            case let status: throw Failure(description: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))),
+                                           code: status & 0xFF)
             }
         }
 
