@@ -24,13 +24,15 @@ HOT=(); for i in "${!NAMES[@]}"; do [ $((i % 2)) -eq 0 ] && HOT+=("${NAMES[$i]}"
   echo 'request = function() i = i % #paths + 1; return wrk.format("GET", paths[i]) end'
 } >"$WORK/rotate.lua"
 
-launch() {  # launch BINARY PORT [flags...]: prints the pid once /healthz answers and every hot thumbnail is rendered
-  local binary=$1 port=$2; shift 2
-  "$binary" --library "$PHOTOS" --port "$port" --cache-dir "$WORK/cache-$port" "$@" >"$WORK/log-$port" 2>&1 &
+launch() {  # launch SIDE BINARY PORT [flags...]: PID[SIDE] once /healthz answers and every hot thumbnail is rendered
+  local side=$1 binary=$2 port=$3; shift 3
+  # From $WORK: neither binary may read this checkout's config/thumbd.json (an older one refuses newer keys).
+  (cd "$WORK" && exec "$binary" --library "$PHOTOS" --port "$port" --cache-dir "$WORK/cache-$port" "$@" >"$WORK/log-$port" 2>&1) &
   local pid=$!
+  PID[$side]=$pid PORT[$side]=$port; PIDS+=("$pid")
   for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null || { echo "$binary did not start:" >&2; cat "$WORK/log-$port" >&2; exit 2; }
   for n in "${HOT[@]}"; do curl -fs -o /dev/null "http://127.0.0.1:$port/thumbnails/3/$n"; curl -fs -o /dev/null "http://127.0.0.1:$port/thumbnails/3/$n"; done
-  echo "$pid"
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 run_wrk() {  # run_wrk PORT PID: prints "requests/s CPU-us-per-request"
@@ -43,13 +45,11 @@ run_wrk() {  # run_wrk PORT PID: prints "requests/s CPU-us-per-request"
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-declare -A PID
-PID[old-memory]=$(launch "$OLD" 18700); PIDS+=("${PID[old-memory]}")
-PID[new-memory]=$(launch "$NEW" 18701); PIDS+=("${PID[new-memory]}")
-PID[old-disk]=$(launch "$OLD" 18702 --memory-cache-bytes 0); PIDS+=("${PID[old-disk]}")
-PID[new-disk]=$(launch "$NEW" 18703 --memory-cache-bytes 0); PIDS+=("${PID[new-disk]}")
-declare -A PORT=([old-memory]=18700 [new-memory]=18701 [old-disk]=18702 [new-disk]=18703)
-declare -A RPS CPU
+declare -A PID PORT RPS CPU
+launch old-memory "$OLD" 18700
+launch new-memory "$NEW" 18701
+launch old-disk "$OLD" 18702 --memory-cache-bytes 0
+launch new-disk "$NEW" 18703 --memory-cache-bytes 0
 echo "load avg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
   for side in old-memory new-memory old-disk new-disk; do
