@@ -459,7 +459,7 @@ private final class Instance: Sendable {
                 continue
             }
             while let entry = readdir(listing) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                let name = Library.direntName(entry)
                 if name == [0x2E] || name == [0x2E, 0x2E] { continue }
                 let child = directory + [UInt8(ascii: "/")] + name
                 var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
