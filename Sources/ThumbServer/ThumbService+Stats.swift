@@ -17,6 +17,8 @@ extension ThumbService {
         var prefetch: Prefetcher.Statistics
         var libraryAssets: Int
         var headerReads: Int
+        /// Files and directories the index's last scan could not read.
+        var unreadable: (files: Int, directories: Int)
         /// The lanes' watches together (see `ThumbService.resolvedKeys`); nil when the library
         /// is not watched (`library_watch = false`).
         var watch: LibraryWatch.Statistics?
@@ -34,7 +36,7 @@ extension ThumbService {
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
                              prefetch: prefetcher.statistics,
                              libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
-                             headerReads: index.headerReads, watch: watchStatistics(),
+                             headerReads: index.headerReads, unreadable: index.unreadable, watch: watchStatistics(),
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount })
     }
@@ -79,6 +81,7 @@ extension ThumbService {
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
         "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
+        "unreadable_files":\(s.unreadable.files),"unreadable_directories":\(s.unreadable.directories),\
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
         "limit":\(watchLimit),"over_limit":\(s.watch?.overLimit ?? false),\
         "events":\(s.watch?.events ?? 0),"rewalks":\(s.watch?.rewalks ?? 0)}},\
@@ -145,6 +148,9 @@ extension ThumbService {
         metric("thumbd_library_assets", "gauge", "Images in the library listing.", [("", "\(s.libraryAssets)")])
         metric("thumbd_library_header_reads_total", "counter", "Image headers read by the library index.",
                [("", "\(s.headerReads)")])
+        metric("thumbd_library_unreadable", "gauge",
+               "Files and directories the library index's last scan could not read (kept as listed, tried again).",
+               [("{kind=\"file\"}", "\(s.unreadable.files)"), ("{kind=\"directory\"}", "\(s.unreadable.directories)")])
         metric("thumbd_library_source_checks_total", "counter",
                "Checks of a recently resolved URL: a stat, or a full resolve after a reported change (the rest were trusted on the library watch).",
                [("", "\(s.sourceChecks)")])

@@ -15,14 +15,21 @@ import Glibc
 /// Listings are served from two sorted arrays kept in memory. Thread-safe: the records sit behind
 /// one `Mutex`, the database behind another; one scan runs at a time (`scanLock`).
 public final class LibraryIndex: Sendable {
-    /// Reads one file's header; nil when it is not an image libvips can read.
-    public typealias Probe = @Sendable (DiskPath) -> SourceInfo?
+    /// Reads one file's header. A `.unsupportedSource` failure means the file was read and is
+    /// not an image libvips knows (remembered until the file changes); any other failure means
+    /// it could not be read now (permissions, I/O, descriptors) and it is tried again next scan.
+    public typealias Probe = @Sendable (DiskPath) -> Result<SourceInfo, RenderError>
+    /// Opens a directory for the walk (`opendir(3)`); nil with `errno` set when it cannot.
+    typealias OpenDirectory = @Sendable (DiskPath) -> OpaquePointer?
 
     /// What one scan found.
     public struct ScanSummary: Sendable, Equatable {
         public var added = 0, changed = 0, removed = 0
         /// Headers read (files probed) during the scan.
         public var headerReads = 0
+        /// Files whose header could not be read (not "not an image": unreadable now), and
+        /// directories that could not be listed (whose records were kept as they were).
+        public var unreadableFiles = 0, unreadableDirectories = 0
         public init() {}
     }
 
@@ -36,10 +43,16 @@ public final class LibraryIndex: Sendable {
         var oldest: [AssetRecord] = []
         var headerReads = 0
         var completedScans = 0
+        /// What the last scan could not read (`ScanSummary`).
+        var unreadableFiles = 0, unreadableDirectories = 0
+        /// Files and directories already reported on stderr as unreadable: said once each,
+        /// again only after they were read in between.
+        var reported: Set<DiskPath> = []
     }
 
     public let library: Library
     private let probe: Probe
+    private let openDirectory: OpenDirectory
     private let state = Mutex(State())
     private let database: Mutex<SQLiteDatabase>
     private let scanLock = Mutex(())
@@ -53,10 +66,19 @@ public final class LibraryIndex: Sendable {
 
     /// Opens the index database at `databasePath` and loads what it holds (no scan yet).
     /// - Throws: `SQLiteDatabase.Failure` when the database cannot be opened or created.
-    public init(library: Library, databasePath: String,
+    public convenience init(library: Library, databasePath: String,
                 probe: @escaping Probe = LibraryIndex.probeHeader) throws {
+        try self.init(library: library, databasePath: databasePath, probe: probe, openDirectory: { path in
+            path.withCString { opendir($0) }
+        })
+    }
+
+    /// `openDirectory`: how the walk opens a directory (tests make it fail).
+    init(library: Library, databasePath: String, probe: @escaping Probe,
+         openDirectory: @escaping OpenDirectory) throws {
         self.library = library
         self.probe = probe
+        self.openDirectory = openDirectory
         var db: SQLiteDatabase
         var loaded: State
         do {
@@ -90,14 +112,7 @@ public final class LibraryIndex: Sendable {
     /// Whether `path` is a regular file that is empty or starts with SQLite's header string
     /// ("SQLite format 3" and a NUL, <https://www.sqlite.org/fileformat.html> §1.3.1).
     static func isDatabaseFile(_ path: String) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
-        var head = [UInt8](repeating: 0, count: 16)
-        let n = pread(fd, &head, 16, 0)
-        return n == 0 || (n == 16 && head == Array("SQLite format 3\0".utf8))
+        CacheDirectory.fileStarts(path, with: Array("SQLite format 3\0".utf8))
     }
 
     /// The columns of thumbd's `assets` table, as `PRAGMA table_info` gives them (name, type).
@@ -161,12 +176,8 @@ public final class LibraryIndex: Sendable {
     }
 
     /// The default probe: libvips reads the header only.
-    public static func probeHeader(_ path: DiskPath) -> SourceInfo? {
-        do {
-            return try Renderer().probe(file: path)
-        } catch {
-            return nil
-        }
+    public static func probeHeader(_ path: DiskPath) -> Result<SourceInfo, RenderError> {
+        Result { () throws(RenderError) in try Renderer().probe(file: path) }
     }
 
     /// Total images and one page of the listing; an offset past the end gives no items.
@@ -181,6 +192,12 @@ public final class LibraryIndex: Sendable {
 
     /// Headers read since this index was opened.
     public var headerReads: Int { state.withLock { $0.headerReads } }
+
+    /// Files and directories the last scan could not read (kept as they were listed, tried
+    /// again by the next scan; each said once on stderr).
+    public var unreadable: (files: Int, directories: Int) {
+        state.withLock { ($0.unreadableFiles, $0.unreadableDirectories) }
+    }
 
     /// Scans finished since this index was opened (the first one makes a fresh index complete).
     public var completedScans: Int { state.withLock { $0.completedScans } }
@@ -211,26 +228,49 @@ public final class LibraryIndex: Sendable {
 
     private func scanNow() -> ScanSummary {
         var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
-        walk(library.rootPath, relative: [], into: &onDisk)
+        var unlisted: [(relative: DiskPath, error: Int32)] = []
+        walk(library.rootPath, relative: [], into: &onDisk, unlisted: &unlisted)
         let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
         var summary = ScanSummary()
+        summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
+        var unreadable: [(path: DiskPath, why: String)] = []
+        var readable: [DiskPath] = []
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
             if known == file.identity { continue }
             summary.headerReads += 1
-            let record = probe(file.absolute).map { info in
+            let record: AssetRecord?
+            switch probe(file.absolute) {
+            case .success(let info):
                 let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
                     ?? CaptureDate(epochMilliseconds: file.identity.modifiedNanoseconds / 1_000_000)
-                return AssetRecord(path: path, bytes: file.identity.size, modifiedNanoseconds: file.identity.modifiedNanoseconds,
-                                   width: info.displayWidth, height: info.displayHeight, taken: taken)
+                record = AssetRecord(path: path, bytes: file.identity.size, modifiedNanoseconds: file.identity.modifiedNanoseconds,
+                                     width: info.displayWidth, height: info.displayHeight, taken: taken)
+                readable.append(path)
+            case .failure(let error) where error.kind == .unsupportedSource:
+                record = nil   // read, and not an image: remembered until the file changes
+                readable.append(path)
+            case .failure(let error):
+                // Not read (permissions, I/O, descriptors, gone meanwhile): nothing is decided
+                // about it; what is listed stays, and the next scan tries again.
+                if error.kind != .sourceNotFound {
+                    summary.unreadableFiles += 1
+                    unreadable.append((path, error.message))
+                }
+                continue
             }
             if known == nil, record != nil { summary.added += 1 } else if record != nil || records[path] != nil { summary.changed += 1 }
             upserts.append((path, file.identity, record))
         }
-        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys)
+        // What lies under a directory that could not be listed now is not known to be gone.
+        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys).filter { path in
+            !unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
+        }
         summary.removed = removed.filter { records[$0] != nil }.count
+        report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
+               readable: readable, summary: summary)
         guard !upserts.isEmpty || !removed.isEmpty else { return summary }
         persist(upserts: upserts, removed: removed)
         state.withLock { s in
@@ -246,6 +286,22 @@ public final class LibraryIndex: Sendable {
             Self.sort(&s)
         }
         return summary
+    }
+
+    /// Records what the scan could not read, and says each new one once on stderr (paths
+    /// relative to the root); forgets those read this time.
+    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary) {
+        let fresh = state.withLock { s -> [(path: DiskPath, why: String)] in
+            s.unreadableFiles = summary.unreadableFiles
+            s.unreadableDirectories = summary.unreadableDirectories
+            for path in readable { s.reported.remove(path) }
+            return failures.filter { s.reported.insert($0.path).inserted }
+        }
+        for failure in fresh {
+            let name = failure.path.bytes.isEmpty ? "the library root" : "'\(failure.path)'"
+            FileHandle.standardError.write(Data(("thumbd: library: \(name) could not be read (\(failure.why)); "
+                + "it is tried again at each scan, and what was listed stays listed\n").utf8))
+        }
     }
 
     private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>) {
@@ -278,9 +334,15 @@ public final class LibraryIndex: Sendable {
 
     /// Collects regular files (and symlinks to regular files inside the root), skipping dot-files,
     /// each under its name as on disk, byte for byte (not normalised, perhaps not UTF-8).
+    /// A directory that is there but cannot be listed (any failure but ENOENT or ENOTDIR: it
+    /// went meanwhile) goes to `unlisted`, with its path relative to the root.
     private func walk(_ directory: DiskPath, relative: [UInt8],
-                      into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)]) {
-        guard let dir = directory.withCString({ opendir($0) }) else { return }
+                      into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                      unlisted: inout [(relative: DiskPath, error: Int32)]) {
+        guard let dir = openDirectory(directory) else {
+            if errno != ENOENT && errno != ENOTDIR { unlisted.append((DiskPath(bytes: relative), errno)) }
+            return
+        }
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = Library.direntName(entry)
@@ -298,7 +360,7 @@ public final class LibraryIndex: Sendable {
             }
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(absolute, relative: path, into: &files)
+                walk(absolute, relative: path, into: &files, unlisted: &unlisted)
             case S_IFREG:
                 files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
             default:
