@@ -24,6 +24,7 @@ extension HTTPConnection {
             }
             requestStartedAt = 0
             request.loopIndex = context.index
+            request.clientAbort = HTTPClientAbort(worker: context)
             dispatch(request)
         }
     }
@@ -60,9 +61,11 @@ extension HTTPConnection {
                             isHTTP10: request.version.minor == 0,
                             parsedAt: DispatchTime.now().uptimeNanoseconds)
         phase = .dispatching
+        context.dispatching = self
         context.responder.respond(to: request) { [self] response in
             complete(seq, response)
         }
+        context.dispatching = nil
         if let response = syncResponse.take() {
             startWrite(response)
         } else if phase == .dispatching {
@@ -114,6 +117,29 @@ extension HTTPConnection {
             start = end + 1
         }
         return false
+    }
+
+    /// The client closed, reset or shut its sending side while its response was being produced
+    /// (with no further request buffered: a client that pipelines and then half-closes is still
+    /// answered): reported with status 499, as nginx logs it; the responder's abort handler
+    /// runs, and the connection closes. A response that comes later is dropped.
+    func clientAborted() {
+        let handler = abortHandler.take()
+        if let onExchange = context.onExchange, let request = inFlight {
+            var record = HTTPExchangeRecord(method: request.method, target: request.target, status: HTTPStatus.clientClosedRequest,
+                                            bodyBytes: 0, durationNanoseconds: DispatchTime.now().uptimeNanoseconds &- request.parsedAt,
+                                            responseHeaders: HTTPHeaders())
+            record.loopIndex = context.index
+            onExchange(record)
+        }
+        close()
+        handler?()
+    }
+
+    /// The peer failed (a reset, a hang-up, a read error): an abort while a response is being
+    /// produced (`clientAborted`), otherwise a plain close.
+    func peerFailed() {
+        if phase == .awaitingResponse { clientAborted() } else { close() }
     }
 
     /// Answers a parse error or timeout with the JSON error body, then closes (lingering).

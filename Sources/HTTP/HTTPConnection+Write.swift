@@ -17,6 +17,7 @@ extension HTTPConnection {
     func startWrite(_ response: consuming HTTPResponse) {
         guard inFlight != nil else { return }
         phase = .writing
+        abortHandler = nil
         closeAfterResponse = lingerAfterResponse || inFlight?.keepAlive != true || drainRequested
             || context.draining
         let directive: HTTPResponseSerializer.ConnectionDirective =

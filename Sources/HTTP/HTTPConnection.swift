@@ -58,6 +58,9 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     var inFlight: InFlight?
     /// A response delivered synchronously from inside `respond`.
     var syncResponse: HTTPResponse?
+    /// What the responder asked to run should the client go away before the in-flight
+    /// request's response is written (`HTTPClientAbort.onAbort`).
+    var abortHandler: (@Sendable () -> Void)?
 
     /// The response being written (`HTTPResponse.none` between responses); its body and file
     /// part are cleared for a HEAD request and for statuses without content.
@@ -105,7 +108,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     func handleEvents(_ events: UInt32) {
         let failed = events & (clinux_err | clinux_hup) != 0
         if failed && readSuspended && writeSuspended {
-            close()
+            peerFailed()
             return
         }
         if !readSuspended && (events & clinux_in != 0 || failed) { readable() }
@@ -161,12 +164,16 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
             } else if n == 0 {
                 peerClosed = true
                 suspendReading()
+                if phase == .awaitingResponse && parser.bufferedByteCount == 0 {
+                    clientAborted()
+                    return
+                }
                 break
             } else {
                 let e = errno
                 if e == EINTR { continue }
                 if e == EAGAIN || e == EWOULDBLOCK { break }
-                close()
+                peerFailed()
                 return
             }
         }
@@ -200,6 +207,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         response = HTTPResponse.none
         inFlight = nil
         syncResponse = nil
+        abortHandler = nil
         _ = Glibc.close(fd)
         context.server.connectionClosed()
     }

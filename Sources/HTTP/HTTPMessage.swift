@@ -31,6 +31,9 @@ public struct HTTPRequest: Sendable {
     /// server): a responder may keep per-loop state (memos, watches) that the other loops'
     /// threads never touch, so that a request shares no lock or reference count with them.
     public var loopIndex = 0
+    /// Tells the responder when the client goes away before the response is written (inert
+    /// outside a server).
+    public var clientAbort = HTTPClientAbort()
 
     public init(method: String, target: String, version: HTTPVersion = .http1_1,
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

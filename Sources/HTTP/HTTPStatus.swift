@@ -1,5 +1,9 @@
 /// Standard reason phrases (RFC 9110 §15, RFC 6585) and the status lines built from them.
 enum HTTPStatus {
+    /// nginx's 499 "client closed request": never sent, only reported in an exchange record for
+    /// a request whose client went away before its response (`HTTPClientAbort`).
+    static let clientClosedRequest = 499
+
     /// The reason phrase for `status`, or an empty string for an unregistered code (the
     /// reason phrase is optional, RFC 9112 §4).
     static func reasonPhrase(_ status: Int) -> String {

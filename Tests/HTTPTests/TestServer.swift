@@ -8,11 +8,16 @@ import Synchronization
 /// - `/big`: an 8 MiB body where byte i is `i % 251`;
 /// - `/echo`: the request body back;
 /// - `/never`: never answered;
+/// - `/abortable`: never answered, but an abort of its client is recorded in `aborted`
+///   (`HTTPClientAbort`); `/abortable-late` registers only after `respond` returned (ignored);
 /// - `/not-modified`: 304 with an ETag;
 /// - `/file`: body `"file:"`, then `TestFile.shared`'s bytes from offset 100 (a file region);
 /// - `/file-short`: a file region 1,000 bytes longer than the file holds;
 /// - anything else: `hello <target>`.
 struct TestResponder: HTTPResponder {
+    /// Targets of `/abortable` requests whose client went away, in the order the aborts came.
+    static let aborted = Mutex<[String]>([])
+
     static let big: [UInt8] = {
         // Built by doubling a 251-byte period (fast even in debug and sanitizer builds).
         var bytes = (0..<251).map { UInt8($0) }
@@ -37,6 +42,13 @@ struct TestResponder: HTTPResponder {
             completion(HTTPResponse(status: 200, headers: headers, body: request.body))
         case "/never":
             break
+        case "/abortable":
+            let target = request.target
+            request.clientAbort.onAbort { Self.aborted.withLock { $0.append(target) } }
+        case "/abortable-late":
+            let target = request.target
+            let abort = request.clientAbort
+            DispatchQueue.global().async { abort.onAbort { Self.aborted.withLock { $0.append(target) } } }
         case "/file":
             let f = TestFile.shared
             completion(HTTPResponse(status: 200, headers: headers, body: Array("file:".utf8),
