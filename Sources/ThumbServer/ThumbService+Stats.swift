@@ -77,6 +77,7 @@ extension ThumbService {
         "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
         "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
+        "abandoned":\(s.renders.abandoned),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
@@ -135,6 +136,9 @@ extension ThumbService {
         metric("thumbd_renders_known_failures_total", "counter",
                "Client misses answered with a failure remembered for their unchanged source (415/422): no render.",
                [("", "\(s.renders.knownFailures)")])
+        metric("thumbd_renders_abandoned_total", "counter",
+               "Client renders dropped before they started: every client waiting for them had gone away.",
+               [("", "\(s.renders.abandoned)")])
         metric("thumbd_renders_in_flight", "gauge", "Renders running now.", [("", "\(s.inFlight)")])
         metric("thumbd_renders_queued", "gauge", "Renders waiting for a worker.", [("", "\(s.queued)")])
         histogram("thumbd_render_duration_seconds", "Successful render durations.",

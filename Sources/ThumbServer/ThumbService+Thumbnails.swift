@@ -40,7 +40,7 @@ extension ThumbService {
             absence = missing
         }
         let thumbnailRequest = ThumbnailRequest(key: key, asset: resolved.asset)
-        pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
+        let waiting = pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
             switch result {
             case .success(let result):
                 if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
@@ -53,6 +53,8 @@ extension ThumbService {
                 completion(Self.apiError(for: error).response)
             }
         }
+        // A client that goes away stops waiting: a render nobody waits for is not started.
+        if let waiting { request.clientAbort.onAbort { [pipeline] in pipeline.abandon(waiting) } }
     }
 
     /// The headers every 200 for `key` carries (API.md, "Thumbnails"); `cacheControl` is the

@@ -16,8 +16,10 @@ public final class Thumbd: Sendable {
 
     /// Checks the library and cache directory and sets up libvips; does not bind yet.
     /// `eventLoops`: HTTP event loops (socket threads), one per core when nil (the default).
+    /// `renderer`: libvips (`Renderer`) by default; tests give a stand-in whose renders they hold.
     /// - Throws: `ConfigError` with one sentence naming the path or key at fault.
-    public init(config: Config, eventLoops: Int? = nil) throws(ConfigError) {
+    public init(config: Config, eventLoops: Int? = nil,
+                renderer: any ThumbnailRendering = Renderer()) throws(ConfigError) {
         try ConfigLoader.validate(config)
         self.config = config
         let library: Library
@@ -50,7 +52,7 @@ public final class Thumbd: Sendable {
         pipelineConfiguration.memoryFileBudget = Self.memoryFileBudget(maxConnections: config.maxConnections)
         let pipeline: ThumbnailPipeline
         do {
-            pipeline = try ThumbnailPipeline(configuration: pipelineConfiguration)
+            pipeline = try ThumbnailPipeline(configuration: pipelineConfiguration, renderer: renderer)
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
         }

@@ -17,6 +17,9 @@ public final class RenderStatistics: Sendable {
         /// Client misses answered with a failure remembered for their source (415 or 422 that
         /// the unchanged file gave before; `KnownFailures`): no render ran.
         public var knownFailures = 0
+        /// Client renders dropped before they started because every client waiting for them
+        /// had gone away (`ThumbnailPipeline.abandon`): no render ran.
+        public var abandoned = 0
         /// Render duration percentiles over the last `window` renders, ms.
         public var p50Milliseconds = 0.0
         public var p95Milliseconds = 0.0
@@ -61,6 +64,10 @@ public final class RenderStatistics: Sendable {
 
     func recordKnownFailure() {
         state.withLock { $0.snapshot.knownFailures += 1 }
+    }
+
+    func recordAbandoned() {
+        state.withLock { $0.snapshot.abandoned += 1 }
     }
 
     func recordCoalesced() {

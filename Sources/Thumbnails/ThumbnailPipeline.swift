@@ -98,7 +98,7 @@ public final class ThumbnailPipeline: Sendable {
     public let scheduler: RenderScheduler
     public let renderStatistics = RenderStatistics()
     let knownFailures = KnownFailures()
-    let renderer: Renderer
+    let renderer: any ThumbnailRendering
     let flights = Mutex<[String: Flight]>([:])
     let diskQueue = DispatchQueue(label: "thumbd.disk", qos: .userInitiated, attributes: .concurrent)
 
@@ -113,19 +113,36 @@ public final class ThumbnailPipeline: Sendable {
         var foreground: Bool
         /// When the armed deadline timer fires (uptime ns); nil when none is armed.
         var timerDeadline: UInt64?
+        /// Whether a waiter was answered 503 at its deadline (it will ask again: its render
+        /// goes on even with no waiter left), or a prefetch job counts on this flight's render.
+        var stillWanted = false
+
+        /// A client flight whose every client went away (`abandon`) before its render started:
+        /// the render is dropped.
+        var isAbandoned: Bool { foreground && waiters.isEmpty && !stillWanted }
     }
 
     /// A client waiting on a flight, and when it stops waiting (uptime ns; `.max`: never).
     struct Waiter {
+        /// Tells this waiter from the flight's others (`Waiting`).
+        let id: UInt64
         let completion: ThumbnailCompletion
         let deadline: UInt64
     }
 
+    /// A client's place in a flight, for `abandon(_:)` when the client goes away.
+    public struct Waiting: Sendable {
+        let digest: String
+        let flight: UInt64
+        let waiter: UInt64
+    }
+
     private let nextFlightID = Atomic<UInt64>(1)
 
-    /// Opens the disk cache and starts the render workers.
+    /// Opens the disk cache and starts the render workers. `renderer`: libvips by default; tests
+    /// give a stand-in.
     /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
-    public init(configuration: PipelineConfiguration, renderer: Renderer = Renderer()) throws {
+    public init(configuration: PipelineConfiguration, renderer: any ThumbnailRendering = Renderer()) throws {
         self.configuration = configuration
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
@@ -196,20 +213,25 @@ public final class ThumbnailPipeline: Sendable {
 
     /// The second step of a client request that `cached` did not answer: joins the key's
     /// flight or leads one (blocking disk read, then render). `completion` runs exactly once,
-    /// synchronously only when the render queue is full (503) or the flight had just finished.
+    /// synchronously only when the render queue is full (503) or the flight had just finished,
+    /// and not at all after `abandon` with the returned place (nil when it already ran).
+    @discardableResult
     public func thumbnail(for request: ThumbnailRequest, after absence: Absence,
-                          completion: @escaping ThumbnailCompletion) {
+                          completion: @escaping ThumbnailCompletion) -> Waiting? {
         let digest = request.key.digest
         let diskLookup = absence.disk
         enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
-        let waiter = Waiter(completion: completion, deadline: waitingDeadline())
+        let waiter = Waiter(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                            completion: completion, deadline: waitingDeadline())
         var timer: (id: UInt64, at: UInt64)?
+        var flightID: UInt64 = 0
         let role = flights.withLock { flights -> Role in
             guard var flight = flights[digest] else {
                 let id = nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue
                 var flight = Flight(id: id, waiters: [waiter], foreground: true)
                 timer = Self.armIfNeeded(&flight, for: waiter)
                 flights[digest] = flight
+                flightID = id
                 return .leader
             }
             if let outcome = flight.outcome { return .done(outcome) }
@@ -217,6 +239,7 @@ public final class ThumbnailPipeline: Sendable {
             flight.foreground = true
             timer = Self.armIfNeeded(&flight, for: waiter)
             flights[digest] = flight
+            flightID = flight.id
             return .waiter
         }
         if let timer { scheduleExpiry(digest, flight: timer.id, at: timer.at) }
@@ -234,7 +257,34 @@ public final class ThumbnailPipeline: Sendable {
         case .done(let outcome):
             renderStatistics.recordCoalesced()
             completion(outcome)
+            return nil
         }
+        return Waiting(digest: digest, flight: flightID, waiter: waiter.id)
+    }
+
+    /// The client at `waiting` went away (its connection closed): it stops waiting, and its
+    /// completion is never called. When no client is left on the flight and its render has not
+    /// started, the render is dropped as it comes up (`renders.abandoned`), unless a prefetch
+    /// job counts on it or a client answered 503 at its deadline will ask again. A render
+    /// already running finishes and is stored. Does nothing once the flight has ended.
+    public func abandon(_ waiting: Waiting) {
+        flights.withLock { flights in
+            guard var flight = flights[waiting.digest], flight.id == waiting.flight, flight.outcome == nil else { return }
+            flight.waiters.removeAll { $0.id == waiting.waiter }
+            flights[waiting.digest] = flight
+        }
+    }
+
+    /// As a queued client render comes up: whether anyone still wants it. An abandoned flight
+    /// is removed here and counted; its render does not run.
+    private func stillWanted(_ digest: String) -> Bool {
+        let abandoned = flights.withLock { flights -> Bool in
+            guard let flight = flights[digest], flight.outcome == nil, flight.isAbandoned else { return false }
+            flights[digest] = nil
+            return true
+        }
+        if abandoned { renderStatistics.recordAbandoned() }
+        return !abandoned
     }
 
     /// When a client that starts waiting now stops waiting (uptime ns): `renderDeadlineSeconds`
@@ -268,6 +318,7 @@ public final class ThumbnailPipeline: Sendable {
             guard var flight = flights[digest], flight.id == id, flight.outcome == nil else { return [] }
             let expired = flight.waiters.filter { $0.deadline <= now }
             flight.waiters.removeAll { $0.deadline <= now }
+            if !expired.isEmpty { flight.stillWanted = true }
             let earliest = flight.waiters.map(\.deadline).min()
             flight.timerDeadline = earliest == .max ? nil : earliest
             next = flight.timerDeadline
@@ -304,6 +355,7 @@ public final class ThumbnailPipeline: Sendable {
             return
         }
         let queued = scheduler.enqueue(.foreground) {
+            guard self.stillWanted(request.key.digest) else { return }
             self.complete(request, with: self.renderNow(request, prefetch: false))
         }
         if !queued {
@@ -321,7 +373,10 @@ public final class ThumbnailPipeline: Sendable {
         if memory.contains(digest) || disk.contains(request.key) { return .skipped }
         if knownFailures.failure(of: request.failureSource) != nil { return .failed }
         let lead = flights.withLock { flights -> Bool in
-            guard flights[digest] == nil else { return false }
+            if flights[digest] != nil {
+                flights[digest]!.stillWanted = true   // its render must run even if its clients go
+                return false
+            }
             flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                      waiters: [], foreground: false)
             return true

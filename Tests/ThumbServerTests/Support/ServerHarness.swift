@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Rendering
 import ThumbServer
 import Thumbnails
 
@@ -12,8 +13,12 @@ final class ServerHarness: @unchecked Sendable {
     private(set) var thumbd: Thumbd
     private(set) var port: UInt16
     private let ownsCache: Bool
+    private let renderer: any ThumbnailRendering
 
-    init(library: String = Paths.fixturePhotos, cacheDirectory: String? = nil, configure: (inout Config) -> Void = { _ in }) throws {
+    /// `renderer`: libvips unless a test gives a stand-in (`GatedRenderer`).
+    init(library: String = Paths.fixturePhotos, cacheDirectory: String? = nil,
+         renderer: any ThumbnailRendering = Renderer(), configure: (inout Config) -> Void = { _ in }) throws {
+        self.renderer = renderer
         self.library = library
         ownsCache = cacheDirectory == nil
         self.cacheDirectory = cacheDirectory ?? NSTemporaryDirectory() + "thumbd-cache-\(UUID().uuidString)"
@@ -24,7 +29,7 @@ final class ServerHarness: @unchecked Sendable {
         config.shutdownGraceSeconds = 2
         configure(&config)
         self.config = config
-        thumbd = try Thumbd(config: config)
+        thumbd = try Thumbd(config: config, renderer: renderer)
         port = try thumbd.start()
     }
 
@@ -41,7 +46,7 @@ final class ServerHarness: @unchecked Sendable {
 
     func restart() throws {
         stop()
-        thumbd = try Thumbd(config: config)
+        thumbd = try Thumbd(config: config, renderer: renderer)
         port = try thumbd.start()
     }
 

@@ -1,0 +1,10 @@
+/// What turns a source into a thumbnail: `Renderer` (libvips) in a server; a stand-in whose
+/// renders a test holds and releases, to check coalescing, deadlines and scheduling without
+/// timing luck (as Nuke tests its pipeline with a loader whose queue the test suspends).
+public protocol ThumbnailRendering: Sendable {
+    /// Renders `request`; blocking, called on a render worker thread, from several at once.
+    /// - Throws: `RenderError`, whose kind decides the status (API.md, "Errors").
+    func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail
+}
+
+extension Renderer: ThumbnailRendering {}
