@@ -45,6 +45,7 @@ public final class Thumbd: Sendable {
         pipelineConfiguration.memoryLimitBytes = config.memoryCacheBytes
         pipelineConfiguration.diskLimitBytes = config.diskCacheBytes
         pipelineConfiguration.renderWorkers = config.renderWorkers
+        pipelineConfiguration.prefetchWorkers = config.prefetchWorkers
         pipelineConfiguration.renderQueueLimit = config.renderQueueLimit
         pipelineConfiguration.maxSourcePixels = config.maxSourcePixels
         pipelineConfiguration.maxSourceBytes = config.maxSourceBytes

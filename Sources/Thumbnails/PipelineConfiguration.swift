@@ -8,6 +8,8 @@ public struct PipelineConfiguration: Sendable {
     public var diskLimitBytes: Int = 2 << 30
     /// Render worker threads; 0 = one per core. `0` by default.
     public var renderWorkers: Int = 0
+    /// Render workers prefetch work may hold at once; 0 = all. `0` by default.
+    public var prefetchWorkers: Int = 0
     /// Client misses allowed to wait for a render worker before new ones get 503. `1024` by default.
     public var renderQueueLimit: Int = 1024
     /// Source pixel limit (width × height from the header, before decoding). `100_000_000` by default.

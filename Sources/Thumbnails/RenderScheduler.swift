@@ -3,7 +3,8 @@ import Synchronization
 
 /// A bounded pool of render worker threads fed from two queues: foreground work (client misses)
 /// always runs first; background work (prefetch) is grouped by job, the newest group first, and
-/// never occupies every worker, so a client miss finds a free worker within one render.
+/// runs on at most `backgroundConcurrency` workers at once (all by default: a client miss that
+/// finds every worker on prefetch starts when the first of them finishes, within one render).
 /// Dedicated threads, not Dispatch: a libvips render blocks its thread for tens of ms.
 /// Thread-safe: queues and counters sit behind one `NSCondition`.
 public final class RenderScheduler: @unchecked Sendable {
@@ -18,7 +19,7 @@ public final class RenderScheduler: @unchecked Sendable {
     public let workerCount: Int
     /// Most foreground items that may wait; beyond it `enqueue` refuses (the caller answers 503).
     public let foregroundLimit: Int
-    /// Most background items running at once: `workerCount - 1`, at least 1.
+    /// Most background items running at once, 1...`workerCount`.
     public let backgroundConcurrency: Int
 
     private let condition = NSCondition()
@@ -30,11 +31,14 @@ public final class RenderScheduler: @unchecked Sendable {
     private var stopping = false
 
     /// Starts `workers` threads (0 = one per core).
-    /// - Parameter foregroundLimit: foreground items allowed to wait (default 1,024).
-    public init(workers: Int = 0, foregroundLimit: Int = 1024) {
+    /// - Parameters:
+    ///   - foregroundLimit: foreground items allowed to wait (default 1,024).
+    ///   - backgroundConcurrency: most background items running at once (0, the default: every
+    ///     worker); at most `workers`.
+    public init(workers: Int = 0, foregroundLimit: Int = 1024, backgroundConcurrency: Int = 0) {
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
         self.foregroundLimit = max(1, foregroundLimit)
-        backgroundConcurrency = max(1, workerCount - 1)
+        self.backgroundConcurrency = backgroundConcurrency > 0 ? min(backgroundConcurrency, workerCount) : workerCount
         for index in 0..<workerCount {
             let thread = Thread { [self] in run() }
             thread.name = "thumbd-render-\(index)"

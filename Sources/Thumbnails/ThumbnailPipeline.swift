@@ -147,7 +147,8 @@ public final class ThumbnailPipeline: Sendable {
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
         disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
-        scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit)
+        scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
+                                    backgroundConcurrency: configuration.prefetchWorkers)
     }
 
     /// What `cached(_:acceptsFile:)` found without waiting.

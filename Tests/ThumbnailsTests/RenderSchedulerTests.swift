@@ -27,29 +27,49 @@ import Testing
         scheduler.stop()
     }
 
-    @Test func backgroundWorkNeverTakesEveryWorker() {
-        let scheduler = RenderScheduler(workers: 2)
-        #expect(scheduler.backgroundConcurrency == 1)
+    /// The most background items that ran at once when `count` were queued on `scheduler`,
+    /// with a foreground item queued while they were stuck (it must find its worker then).
+    func backgroundPeak(_ scheduler: RenderScheduler, count: Int) -> (peak: Int, foregroundRanWhileStuck: Bool) {
         let release = DispatchSemaphore(value: 0)
         let running = Mutex(0), peak = Mutex(0)
+        let started = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
-        for _ in 0..<4 {
+        for _ in 0..<count {
             done.enter()
             scheduler.enqueue(.background(group: 1)) {
                 let now = running.withLock { $0 += 1; return $0 }
                 peak.withLock { $0 = max($0, now) }
+                started.signal()
                 release.wait()
                 running.withLock { $0 -= 1 }
                 done.leave()
             }
         }
-        // A foreground item still gets the free worker while background work is stuck.
+        for _ in 0..<min(count, scheduler.backgroundConcurrency) { started.wait() }
         let foreground = DispatchSemaphore(value: 0)
         scheduler.enqueue(.foreground) { foreground.signal() }
-        #expect(foreground.wait(timeout: .now() + 5) == .success)
-        for _ in 0..<4 { release.signal() }
+        let ranWhileStuck = foreground.wait(timeout: .now() + 0.5) == .success
+        for _ in 0..<count { release.signal() }
         done.wait()
-        #expect(peak.withLock { $0 } == 1)
+        _ = foreground.wait(timeout: .now() + 5)
+        return (peak.withLock { $0 }, ranWhileStuck)
+    }
+
+    @Test func backgroundWorkUsesEveryWorkerByDefault() {
+        let scheduler = RenderScheduler(workers: 2)
+        #expect(scheduler.backgroundConcurrency == 2)
+        let (peak, ranWhileStuck) = backgroundPeak(scheduler, count: 4)
+        #expect(peak == 2)
+        #expect(!ranWhileStuck)   // both workers were on prefetch: the client miss waited for one
+        scheduler.stop()
+    }
+
+    @Test func backgroundWorkKeepsToItsShare() {
+        let scheduler = RenderScheduler(workers: 2, backgroundConcurrency: 1)
+        #expect(RenderScheduler(workers: 2, backgroundConcurrency: 5).backgroundConcurrency == 2)
+        let (peak, ranWhileStuck) = backgroundPeak(scheduler, count: 4)
+        #expect(peak == 1)
+        #expect(ranWhileStuck)   // a foreground item still gets the free worker
         scheduler.stop()
     }
 

@@ -18,6 +18,10 @@ public struct Config: Sendable, Equatable {
     public var diskCacheBytes = 2 << 30
     /// Render worker threads (`render_workers`); 0 = one per core. `0` by default.
     public var renderWorkers = 0
+    /// Render threads prefetch work may hold at once (`prefetch_workers`); 0 = all of them.
+    /// Client misses always go first; a miss that finds every thread on prefetch waits for the
+    /// first to finish (one render). `0` by default.
+    public var prefetchWorkers = 0
     /// Client misses that may wait for a worker before 503 (`render_queue_limit`). `1024` by default.
     public var renderQueueLimit = 1024
     /// Seconds a client waits for a render before 503 (`render_timeout_seconds`); 0 = none. `30` by default.

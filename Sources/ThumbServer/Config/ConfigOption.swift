@@ -60,6 +60,8 @@ struct ConfigOption: Sendable {
         .integer("memory_cache_bytes", \.memoryCacheBytes, "memory cache limit, bytes", range: 0...(1 << 40)),
         .integer("disk_cache_bytes", \.diskCacheBytes, "disk cache limit, bytes", range: 0...(1 << 50)),
         .integer("render_workers", \.renderWorkers, "render threads (0 = one per core)", range: 0...256),
+        .integer("prefetch_workers", \.prefetchWorkers,
+                 "render threads prefetch may use at once while no client waits (0 = all)", range: 0...256),
         .integer("render_queue_limit", \.renderQueueLimit, "misses waiting for a render before 503", range: 1...1_000_000),
         .number("render_timeout_seconds", \.renderTimeoutSeconds, "seconds a client waits for a render (0 = none)", range: 0...3600),
         .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)"),

@@ -2,7 +2,8 @@ import Synchronization
 
 /// Runs prefetch jobs (API.md, "Prefetch"; like `PHCachingImageManager.startCachingImages`):
 /// each job's items go to the render scheduler as background work of the job's group, so client
-/// misses run first, newer jobs run before older ones, and prefetch never holds every worker.
+/// misses run first, newer jobs run before older ones, and prefetch holds at most
+/// `prefetch_workers` of the workers.
 /// Items already cached are counted `skipped` without touching the queue. Stopping a job drops
 /// its queued items at once (`cancelled`); items already running finish and stay cached.
 /// Thread-safe: jobs and totals sit behind one `Mutex`.
