@@ -38,9 +38,11 @@ let package = Package(
         // Config file + environment + flags, signals, wiring.
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
+        // What the test targets share: a renderer whose renders a test holds and releases.
+        .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails"]),
-        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "TestSupport"]),
     ]
 )

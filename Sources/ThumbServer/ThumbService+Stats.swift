@@ -28,11 +28,10 @@ extension ThumbService {
     }
 
     func statsSnapshot() -> StatsSnapshot {
-        let counts = pipeline.renderCounts
+        let pipeline = pipeline.statistics
         return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
-                             memory: pipeline.memory.statistics, disk: pipeline.disk.statistics,
-                             renders: pipeline.renderStatistics.snapshot,
-                             inFlight: counts.inFlight, queued: counts.queued,
+                             memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
+                             inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
                              prefetch: prefetcher.statistics,
                              libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,

@@ -155,7 +155,7 @@ public final class Thumbd: Sendable {
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         let pipeline = service.pipeline
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
-            pipeline.scheduler.stop()
+            pipeline.stop()
             completion()
         }
     }

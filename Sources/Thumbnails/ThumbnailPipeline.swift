@@ -91,12 +91,16 @@ public typealias ThumbnailCompletion = @Sendable (Result<ThumbnailResult, Thumbn
 /// clients go to memory and disk, renders for prefetch only to disk (a large prefetch must not
 /// flush what clients are looking at). Disk reads run on `diskQueue`, renders on the
 /// `RenderScheduler`; nothing here blocks the caller except a memory lookup.
+///
+/// The caches and the scheduler are its own: clients reach them through `cached` and
+/// `thumbnail`, prefetch jobs through `isCached`, `prefetch` and `stopPrefetching`, so the rules
+/// "clients first" and "prefetch writes to disk only" live here alone.
 public final class ThumbnailPipeline: Sendable {
     public let configuration: PipelineConfiguration
-    public let memory: MemoryCache
-    public let disk: DiskCache
-    public let scheduler: RenderScheduler
-    public let renderStatistics = RenderStatistics()
+    let memory: MemoryCache
+    let disk: DiskCache
+    let scheduler: RenderScheduler
+    let renderStatistics = RenderStatistics()
     let knownFailures = KnownFailures()
     let renderer: any ThumbnailRendering
     let flights = Mutex<[String: Flight]>([:])
@@ -199,17 +203,6 @@ public final class ThumbnailPipeline: Sendable {
             return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk))
         }
         return .absent(Absence(disk: diskLookup))
-    }
-
-    /// Answers a client request: `cached`, then `thumbnail(for:after:completion:)`.
-    /// `completion` runs exactly once: synchronously on a hit from memory or the page cache or
-    /// a full render queue (503), otherwise later on a disk or render thread.
-    public func thumbnail(for request: ThumbnailRequest, acceptsFile: Bool = false,
-                          completion: @escaping ThumbnailCompletion) {
-        switch cached(request.key, acceptsFile: acceptsFile) {
-        case .hit(let result): completion(.success(result))
-        case .absent(let absence): thumbnail(for: request, after: absence, completion: completion)
-        }
     }
 
     /// The second step of a client request that `cached` did not answer: joins the key's
@@ -366,12 +359,40 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
+    /// Whether `key`'s thumbnail is in memory or on disk now (no page-cache or entry check).
+    public func isCached(_ key: CacheKey) -> Bool {
+        memory.contains(key.digest) || disk.contains(key)
+    }
+
+    /// Queues `request` for prefetch job `group` (background work: after every client miss,
+    /// newer groups first, on at most `prefetchWorkers` workers at once). When its turn comes it
+    /// is warmed (`warm`) and `outcome` is told how that went, on the render worker.
+    public func prefetch(_ request: ThumbnailRequest, group: Int,
+                         outcome: @escaping @Sendable (WarmOutcome) -> Void) {
+        scheduler.enqueue(.background(group: group)) { [self] in outcome(warm(request)) }
+    }
+
+    /// Drops every queued item of prefetch job `group`; returns how many were dropped. Their
+    /// `outcome` is never called. Items already rendering finish and are stored.
+    @discardableResult
+    public func stopPrefetching(group: Int) -> Int {
+        scheduler.cancel(group: group)
+    }
+
+    /// The most render workers prefetch work holds at once (`prefetch_workers`, resolved).
+    public var prefetchWorkers: Int { scheduler.backgroundConcurrency }
+
+    /// Lets the render workers exit once their queues are empty (server shutdown).
+    public func stop() {
+        scheduler.stop()
+    }
+
     /// Warms the cache for a prefetch job: renders `request` to disk unless it is cached already
     /// or a render of it is under way. Blocks; runs on a render worker as background work. A
     /// client request that arrives meanwhile joins this render.
-    public func warm(_ request: ThumbnailRequest) -> WarmOutcome {
+    func warm(_ request: ThumbnailRequest) -> WarmOutcome {
         let digest = request.key.digest
-        if memory.contains(digest) || disk.contains(request.key) { return .skipped }
+        if isCached(request.key) { return .skipped }
         if knownFailures.failure(of: request.failureSource) != nil { return .failed }
         let lead = flights.withLock { flights -> Bool in
             if flights[digest] != nil {
@@ -452,10 +473,23 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// Counts for `/stats` (`renders.in_flight`, `renders.queued`).
-    public var renderCounts: (inFlight: Int, queued: Int) {
+    /// What the pipeline reports (`/stats`: `memory_cache`, `disk_cache`, `renders`,
+    /// `prefetch.queued`), each part read at one moment.
+    public struct Statistics: Sendable {
+        public var memory: MemoryCache.Statistics
+        public var disk: DiskCache.Statistics
+        public var renders: RenderStatistics.Snapshot
+        /// Renders running now (client and prefetch).
+        public var running: Int
+        /// Client misses, and prefetch items, waiting for a render worker.
+        public var queuedForClients: Int, queuedForPrefetch: Int
+    }
+
+    public var statistics: Statistics {
         let counts = scheduler.counts
-        return (counts.running, counts.queuedForeground + counts.queuedBackground)
+        return Statistics(memory: memory.statistics, disk: disk.statistics, renders: renderStatistics.snapshot,
+                          running: counts.running, queuedForClients: counts.queuedForeground,
+                          queuedForPrefetch: counts.queuedBackground)
     }
 }
 

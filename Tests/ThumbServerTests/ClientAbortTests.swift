@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// A render queued for clients that have all gone away is dropped before it starts (a fling
 /// must not spend the render pool on cells scrolled past); a render any client still waits

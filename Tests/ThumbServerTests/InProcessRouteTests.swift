@@ -6,6 +6,7 @@ import HTTP
 import Rendering
 import Testing
 @testable import ThumbServer
+@testable import Thumbnails
 
 /// The routes driven directly through `ThumbService.respond`, with no socket: the same contract
 /// as the socket tests, one layer down.
@@ -23,7 +24,7 @@ import Testing
         }
 
         deinit {
-            thumbd.service.pipeline.scheduler.stop()
+            thumbd.service.pipeline.stop()
             try? FileManager.default.removeItem(atPath: cache)
         }
 
@@ -121,7 +122,7 @@ import Testing
         config.library = library
         config.cacheDirectory = cache
         let thumbd = try Thumbd(config: config)
-        defer { thumbd.service.pipeline.scheduler.stop() }
+        defer { thumbd.service.pipeline.stop() }
         func get(_ target: String) -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
@@ -129,7 +130,7 @@ import Testing
             done.wait()
             return box.values[0]
         }
-        let statistics = { thumbd.service.pipeline.renderStatistics.snapshot }
+        let statistics = { thumbd.service.pipeline.statistics.renders }
         for grid in ["5", "5", "3", "1"] {
             let response = get("/thumbnails/\(grid)/fake.jpg")
             #expect(response.status == 415)
@@ -137,7 +138,7 @@ import Testing
         }
         #expect(statistics().failed == 1)          // decoded once, for every grid
         #expect(statistics().knownFailures == 3)
-        #expect(thumbd.service.pipeline.disk.statistics.entries == 0)
+        #expect(thumbd.service.pipeline.statistics.disk.entries == 0)
 
         // Rewritten (another size, another mtime): tried again.
         try Data("<html>still not a photo, longer</html>".utf8).write(to: URL(fileURLWithPath: fake))

@@ -179,7 +179,7 @@ import Testing
         usleep(1_500_000)
         let rendersLater = try server.stat("renders", "total")
         // At most the renders running at the stop finish: one per worker prefetch may hold.
-        #expect(rendersLater <= rendersAtStop + server.thumbd.service.pipeline.scheduler.backgroundConcurrency)
+        #expect(rendersLater <= rendersAtStop + server.thumbd.service.pipeline.prefetchWorkers)
         let final = try server.get("/prefetch/\(id)").json
         #expect(final["state"] as? String == "cancelled")
         #expect(["done", "skipped", "failed", "cancelled"].map { final[$0] as? Int ?? 0 } == counts)   // unchanged since

@@ -1,13 +1,14 @@
 import Foundation
 import HTTP
 import Testing
+import TestSupport
 @testable import ThumbServer
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Sources that change between a request's resolution and its render: the render (held back
-/// behind the only render worker here) must notice, store nothing under the old key, and never
+/// before it opens the source, by a `GatedRenderer`) must notice, store nothing under the old key, and never
 /// read a file that a symlink has put on the way since (found by fresh-eyes sessions).
 @Suite struct SourceChangeTests {
     /// A library of its own and a service with one render worker, driven in-process.
@@ -15,6 +16,8 @@ import Glibc
         let root = NSTemporaryDirectory() + "thumbd-change-\(UUID().uuidString)"
         let outside = NSTemporaryDirectory() + "thumbd-outside-\(UUID().uuidString)"
         let service: ThumbService
+        /// Open but for `get(_:changingBeforeTheRender:)`.
+        let renderer = GatedRenderer()
         static let photoA = Paths.fixturePhotos + "/Landscape_1.jpg"
         static let photoB = Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg"
         let fm = FileManager.default
@@ -35,11 +38,12 @@ import Glibc
             config.libraryWatch = watched
             config.libraryWatchMaxShare = watchShare
             config.renderWorkers = 1
-            service = try Thumbd(config: config, eventLoops: eventLoops).service
+            renderer.open()
+            service = try Thumbd(config: config, eventLoops: eventLoops, renderer: renderer).service
         }
 
         deinit {
-            service.pipeline.scheduler.stop()
+            service.pipeline.stop()
             try? fm.removeItem(atPath: root)
             try? fm.removeItem(atPath: outside)
         }
@@ -63,17 +67,18 @@ import Glibc
             return box.values[0]
         }
 
-        /// GETs `target` while the render worker is held, so the request is resolved and queued;
-        /// runs `change`, then lets the render go and returns the response.
+        /// GETs `target` with its render held before it opens the source, so the request is
+        /// resolved and its render started; runs `change`, then lets the render go and returns
+        /// the response.
         func get(_ target: String, changingBeforeTheRender change: () throws -> Void) rethrows -> HTTPResponse {
-            let gate = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0)
-            #expect(service.pipeline.scheduler.enqueue(.foreground) { held.signal(); gate.wait() })
-            held.wait()
+            renderer.shut()
+            let started = renderer.started.count
             let box = LockedArray<HTTPResponse>()
             let answered = DispatchSemaphore(value: 0)
             service.respond(to: HTTPRequest(method: "GET", target: target)) { box.append($0.withFileRead); answered.signal() }
+            #expect(renderer.waitForStarts(started + 1))
             try change()
-            gate.signal()
+            renderer.open()
             answered.wait()
             return box.values[0]
         }
@@ -106,7 +111,7 @@ import Glibc
         let backIsA = back.body == thumbA
         #expect(backIsA)
         #expect(back.headers["ETag"] != swapped.headers["ETag"])
-        #expect(lib.service.pipeline.renderStatistics.snapshot.failed == 1)   // the render under A's key
+        #expect(lib.service.pipeline.statistics.renders.failed == 1)   // the render under A's key
     }
 
     /// A directory swapped for a symlink to outside the root, holding a file of the same size and
@@ -129,7 +134,7 @@ import Glibc
         }
         #expect(response.status == 404)
         #expect(lib.get("/thumbnails/3/album/p.jpg").status == 404)
-        let snapshot = lib.service.pipeline.renderStatistics.snapshot
+        let snapshot = lib.service.pipeline.statistics.renders
         #expect(snapshot.total == 1 && snapshot.failed == 1)   // refused at open: nothing rendered or stored
 
         // With the inside file's thumbnail cached and memoised, the same swap is seen by the memo.

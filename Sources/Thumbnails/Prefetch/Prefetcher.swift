@@ -38,7 +38,7 @@ public final class Prefetcher: Sendable {
         var toQueue: [ThumbnailRequest] = []
         var skipped = 0
         for request in requests {
-            if pipeline.memory.contains(request.key.digest) || pipeline.disk.contains(request.key) {
+            if pipeline.isCached(request.key) {
                 skipped += 1
             } else {
                 toQueue.append(request)
@@ -59,15 +59,12 @@ public final class Prefetcher: Sendable {
             return job
         }
         for request in toQueue {
-            pipeline.scheduler.enqueue(.background(group: job.id)) { [self] in
-                let outcome = pipeline.warm(request)
-                record(outcome, job: job.id)
-            }
+            pipeline.prefetch(request, group: job.id) { [self] outcome in record(outcome, job: job.id) }
         }
         // A stop that came while the items were being queued counted them all cancelled but
         // could only drop those queued by then: drop the rest now.
         if state.withLock({ $0.jobs[job.id]?.state }) == .cancelled {
-            _ = pipeline.scheduler.cancel(group: job.id)
+            pipeline.stopPrefetching(group: job.id)
         }
         return job
     }
@@ -83,7 +80,7 @@ public final class Prefetcher: Sendable {
     /// unchanged. Nil when there is no such job.
     public func cancel(_ id: Int) -> PrefetchJob? {
         guard state.withLock({ $0.jobs[id] }) != nil else { return nil }
-        let dropped = pipeline.scheduler.cancel(group: id)
+        let dropped = pipeline.stopPrefetching(group: id)
         return state.withLock { s in
             guard var job = s.jobs[id] else { return nil }
             if job.state == .running {
@@ -105,7 +102,7 @@ public final class Prefetcher: Sendable {
 
     public var statistics: Statistics {
         var totals = state.withLock { $0.totals }
-        totals.queued = pipeline.scheduler.counts.queuedBackground
+        totals.queued = pipeline.statistics.queuedForPrefetch
         return totals
     }
 

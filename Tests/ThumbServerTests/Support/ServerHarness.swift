@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Rendering
+import TestSupport
 import ThumbServer
 import Thumbnails
 

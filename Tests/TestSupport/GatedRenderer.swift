@@ -1,32 +1,42 @@
 import Foundation
 import Rendering
 
-/// libvips behind a gate: each render records its source's file name and waits until the test
-/// opens the gate, so a test decides when renders run instead of racing them.
-final class GatedRenderer: ThumbnailRendering, @unchecked Sendable {
+/// libvips behind a gate: each render records its source's file name and waits while the gate
+/// is shut (it starts shut), so a test decides when renders run instead of racing them. The
+/// source is opened only after the gate, so a test can change the file while a render waits.
+public final class GatedRenderer: ThumbnailRendering, @unchecked Sendable {
     // Guarded by `condition`.
     private let condition = NSCondition()
     private var startedNames: [String] = []
     private var isOpen = false
     private let real = Renderer()
 
+    public init() {}
+
     /// File names of the sources whose renders have started, in order.
-    var started: [String] {
+    public var started: [String] {
         condition.lock()
         defer { condition.unlock() }
         return startedNames
     }
 
-    /// Lets every render waiting now, and every later one, go on.
-    func open() {
+    /// Lets every render waiting now, and every later one until `shut`, go on.
+    public func open() {
         condition.lock()
         isOpen = true
         condition.broadcast()
         condition.unlock()
     }
 
+    /// Makes renders that start from now on wait again.
+    public func shut() {
+        condition.lock()
+        isOpen = false
+        condition.unlock()
+    }
+
     /// Waits up to `seconds` for `count` renders to have started; true when they have.
-    func waitForStarts(_ count: Int, seconds: Double = 10) -> Bool {
+    public func waitForStarts(_ count: Int, seconds: Double = 10) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         condition.lock()
         defer { condition.unlock() }
@@ -36,7 +46,7 @@ final class GatedRenderer: ThumbnailRendering, @unchecked Sendable {
         return true
     }
 
-    func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail {
+    public func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail {
         condition.lock()
         startedNames.append(String(request.source.description.split(separator: "/").last ?? ""))
         condition.broadcast()
