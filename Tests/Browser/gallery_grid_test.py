@@ -206,9 +206,10 @@ class Page:
     def quiet(self):
         """Waits for the page and the server to be idle: nothing loading, no prefetch left."""
         def probe():
-            loads = self.js("return document.getElementById('page-loads').textContent")
+            loads = self.js("return [document.getElementById('page-loading').textContent,"
+                            " document.getElementById('page-waiting').textContent]")
             stats = self.server.stats()
-            return loads == "0, 0" and stats["prefetch"]["queued"] == 0 and stats["renders"]["in_flight"] == 0
+            return loads == ["0", "0"] and stats["prefetch"]["queued"] == 0 and stats["renders"]["in_flight"] == 0
         wait_for("the page and thumbd idle", 30, probe, interval=0.3)
 
 
@@ -519,10 +520,10 @@ def scrolled_away_thumbnails_are_cancelled(binary, profile):
             check(cell["url"].lstrip("/") not in sent, "thumbnail %s, scrolled away waiting, was sent" % cell["url"])
             check(" " + cell["url"] + " " not in log, "thumbd received %s, scrolled away before it was sent"
                   % cell["url"])
-        counted = page.js("return document.getElementById('page-cancelled').textContent")
-        aborted, unsent = (int(part.split()[0].replace(",", "")) for part in counted.split("·"))
-        check(aborted >= len(loading) and unsent >= len(waiting), "the panel counts %r for %d aborted and %d unsent"
-              % (counted, len(loading), len(waiting)))
+        counted = [int(page.js("return document.getElementById(arguments[0]).textContent", which).replace(",", ""))
+                   for which in ["page-aborted", "page-unsent"]]
+        check(counted[0] >= len(loading) and counted[1] >= len(waiting),
+              "the panel counts %s aborted and %s unsent for %d and %d" % (*counted, len(loading), len(waiting)))
     finally:
         driver.quit()
         server.stop()

@@ -437,8 +437,10 @@ extension GalleryPage {
       text('page-preheat', preheat.refused ? 'off: needs the admin token'
         : preheat.rows ? count(preheat.rows.start) + '–' + count(preheat.rows.end) : '–');
       text('page-jobs', count(preheat.jobs.length));
-      text('page-loads', count(loading.size) + ', ' + count(waiting.size));
-      text('page-cancelled', count(cancelled.inFlight) + ' aborted · ' + count(cancelled.unsent) + ' unsent');
+      text('page-loading', count(loading.size));
+      text('page-waiting', count(waiting.size));
+      text('page-aborted', count(cancelled.inFlight));
+      text('page-unsent', count(cancelled.unsent));
       text('page-cells', count(view.grid.querySelectorAll('.cell').length));
     }
 

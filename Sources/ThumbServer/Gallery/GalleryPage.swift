@@ -49,7 +49,7 @@ enum GalleryPage {
           <dt>latency p95</dt><dd data-stat="renders.latency_ms.p95" data-unit="ms">–</dd>
         </dl>
         <h3>Prefetch</h3>
-        <dl>
+        <dl class="pairs">
           <dt>jobs</dt><dd data-stat="prefetch.jobs">–</dd>
           <dt>queued</dt><dd data-stat="prefetch.queued">–</dd>
           <dt>done</dt><dd data-stat="prefetch.done">–</dd>
@@ -77,9 +77,14 @@ enum GalleryPage {
       <dl>
         <dt>preheat rows</dt><dd id="page-preheat">–</dd>
         <dt>prefetch jobs</dt><dd id="page-jobs" title="this page's jobs whose rows are still in the preheat rect">–</dd>
-        <dt>loading, waiting</dt><dd id="page-loads">–</dd>
-        <dt>cancelled</dt><dd id="page-cancelled" title="thumbnails that scrolled away before loading: aborted in flight, and never sent">–</dd>
-        <dt>cell elements</dt><dd id="page-cells">–</dd>
+      </dl>
+      <h3>Thumbnails</h3>
+      <dl class="pairs">
+        <dt>loading</dt><dd id="page-loading">–</dd>
+        <dt>waiting</dt><dd id="page-waiting">–</dd>
+        <dt>aborted</dt><dd id="page-aborted" title="scrolled away while under way: the request was aborted">–</dd>
+        <dt>unsent</dt><dd id="page-unsent" title="scrolled away while waiting: never requested">–</dd>
+        <dt>cells</dt><dd id="page-cells" title="cell elements in the page">–</dd>
       </dl>
     </aside>
     <script>

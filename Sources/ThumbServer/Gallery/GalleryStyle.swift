@@ -27,17 +27,20 @@ extension GalleryPage {
     #panel{grid-area:panel;overflow-y:auto;padding:6px 14px 14px;background:#161616;border-left:1px solid #2a2a2a;
       font-variant-numeric:tabular-nums}
     #panel h2{font-size:14px;margin:10px 0 2px;color:#fff}
-    #panel h3{font-size:11px;margin:10px 0 2px;color:#888;text-transform:uppercase;letter-spacing:.05em;font-weight:600}
+    #panel h3{font-size:11px;margin:8px 0 2px;color:#888;text-transform:uppercase;letter-spacing:.05em;font-weight:600}
     #stats-state{font-weight:normal;color:#888;font-size:12px}
     #panel dl{display:grid;grid-template-columns:auto 1fr;gap:1px 10px;margin:0}
     #panel dt{color:#999}
     #panel dd{margin:0;text-align:right;color:#eee}
+    #panel dl.pairs{grid-template-columns:auto 1fr auto 1fr}
+    #panel dl.pairs dd{margin-right:12px}
+    #panel dl.pairs dd:nth-of-type(2n){margin-right:0}
     #panel p{margin:6px 0;color:#e0b060}
     #token-form{display:flex;gap:6px}
     #token-form input{flex:1;min-width:0;background:#222;color:#eee;border:1px solid #444;border-radius:4px;padding:3px 6px}
     #token-form button{background:#333;color:#eee;border:1px solid #444;border-radius:4px}
     #chart{margin:4px 0 0}
-    #chart svg{display:block;width:100%;height:70px;background:#1d1d1d;border-radius:4px}
+    #chart svg{display:block;width:100%;height:60px;background:#1d1d1d;border-radius:4px}
     #chart path{fill:none;stroke-width:1.5;vector-effect:non-scaling-stroke}
     #chart .rule{stroke:#2c2c2c;vector-effect:non-scaling-stroke}
     #chart path.ratio{stroke:#4fc38a}
