@@ -435,7 +435,7 @@ extension GalleryPage {
     function showPage() {
       const text = (id, value) => { $(id).textContent = value; };
       text('page-preheat', preheat.refused ? 'off: needs the admin token'
-        : preheat.rows ? count(preheat.rows.start) + '–' + count(preheat.rows.end) : '–');
+        : preheat.rows ? count(preheat.rows.start + 1) + '–' + count(preheat.rows.end) : '–');   // 1-based, as the header's
       text('page-jobs', count(preheat.jobs.length));
       text('page-loading', count(loading.size));
       text('page-waiting', count(waiting.size));
