@@ -15,4 +15,4 @@ if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
   "$python" -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check 'selenium>=4.11,<5'
 fi
-exec "$venv/bin/python" Tests/Browser/gallery_reload_test.py "$binary"
+exec "$venv/bin/python" Tests/Browser/all_tests.py "$binary"

@@ -110,8 +110,26 @@ import Testing
         let page = try server.get("/")
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
-        #expect(page.text.contains("fetch('/assets?limit=10000')"))
-        #expect(page.text.contains("img.src = a.thumbnails[columns];"))   // the versioned URLs /assets lists
+        #expect(page.header("Cache-Control") == "no-store")
+        // Paged through the listing as the scroll needs it, showing the versioned URLs it gives.
+        #expect(page.text.contains("'/assets?sort=' + token.sort + '&offset=' + n * PAGE_SIZE + '&limit=' + PAGE_SIZE"))
+        #expect(page.text.contains("cell.url = item.thumbnails[gridName()];"))
+        #expect(!page.text.contains("limit=10000"))
+        // The preheat's range prefetch, its stops, and the stats panel.
+        #expect(page.text.contains("JSON.stringify({grid: gridName(), sort: grid.sort, start, end})"))
+        #expect(page.text.contains("fetch('/prefetch/' + job.id, {method: 'DELETE'"))
+        #expect(page.text.contains("fetch('/prefetch', {method: 'DELETE'"))
+        #expect(page.text.contains("fetch('/stats'"))
+    }
+
+    @Test func theGalleryNeedsNothingFromElsewhere() throws {
+        let page = try ServerHarness().get("/").text
+        for external in ["http://", "https://", "src=\"//", "href=\"//", "@import", "url("] {
+            #expect(!page.contains(external), "the page loads \(external)")
+        }
+        #expect(!page.contains("<script src"))
+        #expect(!page.contains("<link rel=\"stylesheet\""))
+        #expect(page.hasSuffix("</html>\n"))
     }
 
     @Test func aFifoIsRefusedAtOnce() throws {

@@ -1,0 +1,10 @@
+#!/usr/bin/env python3
+"""Every browser test of the gallery, one PASS/FAIL line each and one closing "N passed, M
+failed" (exit status 1 on a failure). run.sh runs this: all_tests.py PATH-TO-THUMBD."""
+
+import gallery_grid_test
+import gallery_reload_test
+from harness import main
+
+if __name__ == "__main__":
+    main(gallery_reload_test.TESTS + gallery_grid_test.TESTS)
