@@ -13,6 +13,7 @@ extension ThumbService {
         var renders: RenderStatistics.Snapshot
         var inFlight: Int
         var queued: Int
+        var flights: Int
         var connections: (open: Int, total: Int)
         var prefetch: Prefetcher.Statistics
         var libraryAssets: Int
@@ -32,6 +33,7 @@ extension ThumbService {
         return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
                              inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
+                             flights: pipeline.flights,
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
                              prefetch: prefetcher.statistics,
                              libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
@@ -76,7 +78,7 @@ extension ThumbService {
         "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
         "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
-        "abandoned":\(s.renders.abandoned),\
+        "abandoned":\(s.renders.abandoned),"flights":\(s.flights),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
@@ -140,6 +142,8 @@ extension ThumbService {
                [("", "\(s.renders.abandoned)")])
         metric("thumbd_renders_in_flight", "gauge", "Renders running now.", [("", "\(s.inFlight)")])
         metric("thumbd_renders_queued", "gauge", "Renders waiting for a worker.", [("", "\(s.queued)")])
+        metric("thumbd_renders_flights", "gauge", "Keys with a lookup or render under way that clients or prefetch wait on.",
+               [("", "\(s.flights)")])
         histogram("thumbd_render_duration_seconds", "Successful render durations.",
                   bounds: RenderStatistics.bucketBounds, buckets: s.renders.durationBuckets,
                   sum: s.renders.durationSumSeconds, count: s.renders.total - s.renders.failed)

@@ -483,13 +483,16 @@ public final class ThumbnailPipeline: Sendable {
         public var running: Int
         /// Client misses, and prefetch items, waiting for a render worker.
         public var queuedForClients: Int, queuedForPrefetch: Int
+        /// Keys with a lookup under way (a disk read or a render that clients or a prefetch
+        /// wait on): 0 when the server is idle, whatever clients did before.
+        public var flights: Int
     }
 
     public var statistics: Statistics {
         let counts = scheduler.counts
         return Statistics(memory: memory.statistics, disk: disk.statistics, renders: renderStatistics.snapshot,
                           running: counts.running, queuedForClients: counts.queuedForeground,
-                          queuedForPrefetch: counts.queuedBackground)
+                          queuedForPrefetch: counts.queuedBackground, flights: flights.withLock { $0.count })
     }
 }
 

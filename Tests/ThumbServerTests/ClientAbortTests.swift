@@ -73,6 +73,7 @@ import TestSupport
         #expect(renderer.started == ["Landscape_1.jpg"])
         #expect(try waitFor(server, 1, renders("abandoned")) == 1)
         #expect(try waitFor(server, 1, renders("total")) == 1)
+        #expect(try waitFor(server, 0, renders("flights")) == 0)
         // Nothing is left behind: the next request for it renders.
         let again = try server.get("/thumbnails/3/Landscape_6.jpg")
         #expect(again.status == 200)

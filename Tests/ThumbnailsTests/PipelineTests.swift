@@ -138,6 +138,7 @@ import TestSupport
         #expect(eventually { rig.pipeline.statistics.queuedForClients == 0 && rig.pipeline.statistics.running == 0 })
         #expect(rig.renderer.started == ["Landscape_1.jpg"])
         #expect(leaving.now == nil && alsoLeaving.now == nil)   // an abandoned waiter is never called
+        #expect(rig.pipeline.statistics.flights == 0)
         // The flight is gone: the next client renders it.
         #expect(try rig.ask("Landscape_6.jpg").wait()?.get().tier == .miss)
     }
@@ -179,6 +180,7 @@ import TestSupport
         rig.renderer.open()
         #expect(try client.wait()?.get().tier == .miss)
         #expect(eventually { outcomes.withLock { $0.count } == 2 })
+        #expect(rig.pipeline.statistics.flights == 0)
         #expect(rig.renderer.started.prefix(2) == ["Landscape_1.jpg", "galaxy-s-orientation6-gps-vga.jpg"])
         #expect(outcomes.withLock { $0.values.allSatisfy { $0 == .done } })
         // Prefetched: on disk, not in memory; a client gets it from disk (then memory).
