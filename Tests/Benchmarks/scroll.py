@@ -49,6 +49,8 @@ Figures (all from timestamps taken in this process, time.perf_counter):
                      stats connection), renders.queued, renders.in_flight and prefetch.queued 0
   conn check         server's connections.total delta against the connections this client opened
                      (a cancel must really close and reopen a connection)
+  server queue       client misses waiting for a render worker (renders.queued - prefetch.queued),
+                     sampled from /stats every 0.25 s while scrolling: abandoned requests pile up here
   server extras      /stats fields about abandoned work when present (renders.abandoned/dropped,
                      requests.aborted, 499s...), as deltas over the run
 
@@ -171,8 +173,8 @@ class Conn:
                     self.close()
                     if fresh or attempt == 1:  # a fresh connection failing is not a stale keep-alive
                         raise
-                except TimeoutError:
-                    self.close()
+                except (TimeoutError, asyncio.CancelledError):
+                    self.close()   # a request may be half done: never reuse the connection
                     raise
 
     async def json(self, method, path, body=None, timeout=10.0):
@@ -486,6 +488,24 @@ def extras(stats):
     return out
 
 
+async def sample_queue(stats_conn, samples, stop, period=0.25, limit=2400):
+    """Samples the server's render queue while scrolling (bounded count; stopped at the end)."""
+    for _ in range(limit):
+        if stop.is_set():
+            return
+        try:
+            _, s = await stats_conn.json("GET", "/stats", timeout=2.0)
+            # renders.queued holds client misses and prefetch items; prefetch.queued the latter
+            samples.append((now(), get(s, "renders.queued", 0) - get(s, "prefetch.queued", 0),
+                            get(s, "prefetch.queued", 0)))
+        except (OSError, ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        try:
+            await asyncio.wait_for(stop.wait(), period)
+        except TimeoutError:
+            pass
+
+
 async def wait_idle(stats_conn, timeout):
     """Waits (bounded) for renders.in_flight and renders.queued to reach 0. Returns (stats, ok)."""
     deadline = now() + timeout
@@ -582,6 +602,9 @@ async def scroll_run(args):
     lags = []
     end_reached = False
     y = 0.0
+    samples = []          # (t, client misses queued, prefetch items queued) every 0.25 s
+    stop_sampling = asyncio.Event()
+    sampling = asyncio.get_running_loop().create_task(sample_queue(stats_conn, samples, stop_sampling))
     t0 = now()
     tick = 0
     visible = {}
@@ -644,6 +667,7 @@ async def scroll_run(args):
                 lags.append(max(0.0, -delay))
             await asyncio.sleep(max(0.0, delay))
     t_scroll_end = now()
+    queued_at_scroll_end = samples[-1][1] if samples else None
     # The last screen stays put until its cells are ready (bounded).
     deadline = t_scroll_end + args.final_wait
     while now() < deadline and any(c.state in ("queued", "sent") for c in visible.values()):
@@ -654,6 +678,8 @@ async def scroll_run(args):
             c.t_hidden = t_end
             pool.cancel(c)
             c.state = "blank_at_end"
+    stop_sampling.set()
+    await asyncio.wait([sampling], timeout=5)
     pool.close_all()
     if args.prefetch:
         calls.fire(stop_all(api, calls))
@@ -744,6 +770,11 @@ async def scroll_run(args):
                            for k in ("done", "skipped", "failed", "cancelled")},
         "client_tick_lag_p95_ms": r1(percentile([x * 1000 for x in lags], 95)),
         "client_tick_lag_max_ms": r1(max(lags) * 1000 if lags else 0.0),
+        "server_queue": {"max_queued": max((q for _, q, _ in samples), default=None),
+                         "queued_at_scroll_end": queued_at_scroll_end,
+                         "max_prefetch_queued": max((p for _, _, p in samples), default=None),
+                         "samples": len(samples)},
+        "renders_not_drawn": renders - len(ready),
     }
     return res
 
@@ -857,7 +888,12 @@ def table(results):
                      f"connections opened {c['client_opened']} (server counted {c['server_counted']})")
         notes.append("drawn from " + (", ".join(f"{k}: {v}" for k, v in sorted(r["drawn_by_x_cache"].items(), key=str))
                                       or "nothing"))
-        notes.append(f"renders {r['renders']} ({r['renders_prefetch']} prefetch)")
+        notes.append(f"renders {r['renders']} ({r['renders_prefetch']} prefetch; "
+                     f"{r['renders_not_drawn']} more than cells drawn)")
+        q = r.get("server_queue", {})
+        if q.get("max_queued") is not None:
+            notes.append(f"client misses waiting for a render on the server: up to {q['max_queued']}, "
+                         f"{q['queued_at_scroll_end']} when the scroll stopped")
         if r["prefetch"]:
             p = r["prefetch_calls"]
             notes.append(f"prefetch {p['posts']} jobs/{p['items']} items, {p['deletes']} stopped, "
