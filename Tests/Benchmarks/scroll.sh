@@ -14,7 +14,8 @@
 # under the table) and one JSON line per run. --quick: 240 photos, 5 s runs, speeds 6 and the
 # saturating one, 2 s per grid (~90 s). --self-test checks the benchmark itself (a tiny library
 # at a slow speed is all ready; a warm cache is ready within 50 ms; cancels really close
-# connections, as the server counts them) and exits non-zero when a check fails.
+# connections, as the server counts them; prefetch jobs are started, stopped and answered as
+# API.md says) and exits non-zero when a check fails (~1 minute).
 # Usage: Tests/Benchmarks/scroll.sh [--quick] [--self-test] [--photos N] [--binary PATH]
 #   (default binary .build/release/thumbd, built as common.sh builds it; --binary is used as is)
 # Needs ../shared/corpus (or THUMBD_CORPUS) and /usr/bin/python3; loads 127.0.0.1 only, ports
@@ -126,10 +127,11 @@ run() {  # run LIBRARY N LABEL scroll.py-args...: one run on a fresh server
 if [ "$SELFTEST" = 1 ]; then
   fails=0
   make_library "$WORK/tiny" 30
-  echo "self-test 1: 30 photos at 0.25 rows/s: every cell must be ready; then the same again on the warm cache" >&2
+  echo "self-test 1: 30 photos at 0.25 rows/s: every cell must be ready; then again on the warm cache: p50 blank <= 50 ms" >&2
   start_server "$WORK/tiny" 30
   "$PY" "$HERE/scroll.py" --url "$URL" --label "tiny cold" --speed 0.25 --duration 14 --final-wait 10 \
-    --check all-ready,no-errors,no-leaks --json-out "$RESULTS" >/dev/null || fails=$((fails + 1))
+    --check all-ready,no-errors,no-leaks --json-out "$RESULTS" >/dev/null 2>"$WORK/cold.err" \
+    || { fails=$((fails + 1)); grep CHECK "$WORK/cold.err" >&2; }
   "$PY" "$HERE/scroll.py" --url "$URL" --label "tiny warm" --speed 0.25 --duration 14 --final-wait 10 \
     --check all-ready,no-errors,no-leaks,fast-hits --json-out "$RESULTS" >/dev/null 2>"$WORK/warm.err" \
     || { fails=$((fails + 1)); grep CHECK "$WORK/warm.err" >&2; }
@@ -137,6 +139,9 @@ if [ "$SELFTEST" = 1 ]; then
   echo "self-test 2: 150 photos at 20 rows/s: cancelled cells must close their connections" >&2
   make_library "$WORK/small" 150
   run "$WORK/small" 150 "cancel" --speed 20 --duration 5 --check cancel-closes,no-errors,no-leaks || fails=$((fails + 1))
+  echo "self-test 3: 150 photos at 2 rows/s with prefetch: jobs started and stopped, answers as API.md says" >&2
+  run "$WORK/small" 150 "prefetch" --speed 2 --duration 12 --prefetch \
+    --check no-errors,no-leaks,prefetch-calls || fails=$((fails + 1))
   "$PY" "$HERE/scroll.py" --table "$RESULTS"
   echo
   [ $fails -eq 0 ] && echo "self-test: all checks passed" || echo "self-test: $fails run(s) failed a check"
