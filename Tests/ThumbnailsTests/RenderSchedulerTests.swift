@@ -27,6 +27,21 @@ import Testing
         scheduler.stop()
     }
 
+    @Test func queuedClientMissesRunNewestFirst() {
+        let scheduler = RenderScheduler(workers: 1)
+        let gate = Gate()
+        gate.done.enter()
+        scheduler.enqueue(.foreground) { gate.semaphore.wait(); gate.done.leave() }  // occupies the worker
+        for name in ["first", "second", "third"] {
+            gate.done.enter()
+            scheduler.enqueue(.foreground) { gate.order.withLock { $0.append(name) }; gate.done.leave() }
+        }
+        gate.semaphore.signal()
+        gate.done.wait()
+        #expect(gate.order.withLock { $0 } == ["third", "second", "first"])
+        scheduler.stop()
+    }
+
     /// The most background items that ran at once when `count` were queued on `scheduler`,
     /// with a foreground item queued while they were stuck (it must find its worker then).
     func backgroundPeak(_ scheduler: RenderScheduler, count: Int) -> (peak: Int, foregroundRanWhileStuck: Bool) {
