@@ -15,8 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-const uint32_t clinux_in = EPOLLIN, clinux_out = EPOLLOUT, clinux_err = EPOLLERR,
-               clinux_hup = EPOLLHUP, clinux_rdhup = EPOLLRDHUP;
+const uint32_t clinux_in = EPOLLIN, clinux_out = EPOLLOUT, clinux_err = EPOLLERR, clinux_hup = EPOLLHUP;
 
 int clinux_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 

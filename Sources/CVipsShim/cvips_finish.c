@@ -15,17 +15,14 @@ cvips_slot(VipsObject *context)
 }
 
 int
-cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out,
-                 int width, int height, int *corrected)
+cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out, int width, int height)
 {
     VipsImage **t;
 
-    *corrected = 0;
     if (in->Xsize == width && in->Ysize == height) {
         *out = in;
         return 0;
     }
-    *corrected = 1;
 
     /* Short on an axis: stretch by the missing pixel(s); under 1% on any real thumbnail. */
     if (in->Xsize < width || in->Ysize < height) {

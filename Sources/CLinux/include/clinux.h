@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /// Event bits, as in <sys/epoll.h>.
-extern const uint32_t clinux_in, clinux_out, clinux_err, clinux_hup, clinux_rdhup;
+extern const uint32_t clinux_in, clinux_out, clinux_err, clinux_hup;
 
 /// `epoll_create1(EPOLL_CLOEXEC)`: a descriptor, or -1 with errno set.
 int clinux_create(void);
