@@ -10,7 +10,8 @@ import Dispatch
 ///
 /// Locking: confined to its worker's thread — every mutable property is touched only there
 /// (hence `@unchecked Sendable`). The responder's completion, which may run on any thread,
-/// only hops back to that thread (see `complete`).
+/// only hops back to that thread (see `complete`). Debug builds assert the confinement at the
+/// entry points (`start`, `readable`, `writable`, `close`).
 final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// What the connection is doing.
     enum Phase {
@@ -94,6 +95,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
 
     /// Registers with the worker's loop and starts reading. On the worker's thread.
     func start() {
+        assert(context.isCurrent, "HTTPConnection.start off the worker's thread")
         readSuspended = false
         interest = clinux_in
         guard let id = context.loop.register(fd, events: interest, handler: self) else {
@@ -142,6 +144,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
 
     /// The socket is readable: read what is there, then parse and dispatch.
     func readable() {
+        assert(context.isCurrent, "HTTPConnection.readable off the worker's thread")
         if phase == .closed { return }
         if phase == .lingering { discardInput(); return }
         let buffer = context.readBuffer
@@ -198,6 +201,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// Closes the connection and its descriptor (which leaves epoll with it). Idempotent.
     /// On the worker's thread.
     func close() {
+        assert(context.isCurrent, "HTTPConnection.close off the worker's thread")
         if phase == .closed { return }
         phase = .closed
         context.connections[ObjectIdentifier(self)] = nil

@@ -25,7 +25,9 @@ protocol HTTPEventHandler: AnyObject {
 /// `execute`, which queues the block and wakes the loop through an eventfd.
 ///
 /// Locking: `mailbox` is a `Mutex`; everything else is confined to the loop's thread, except
-/// the immutable descriptors and `threadID` (atomic).
+/// the immutable descriptors and `threadID` (atomic). Debug builds assert the confinement at
+/// the registration calls (`assert(isCurrent)`, as swift-nio's `assertInEventLoop` does);
+/// release builds compile the checks out.
 final class HTTPEventLoop: @unchecked Sendable {
     /// Blocks queued by `execute`, and whether the loop has ended (then blocks are dropped).
     private struct Mailbox {
@@ -112,6 +114,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// Registers `fd` for `events`; the id names it in `modify` and `unregister`.
     /// Returns nil (errno set) when epoll refuses it.
     func register(_ fd: Int32, events: UInt32, handler: any HTTPEventHandler) -> UInt64? {
+        assert(isCurrent, "HTTPEventLoop.register off the loop's thread")
         let id = nextID
         nextID += 1
         guard clinux_add(epollFD, fd, events, id) == 0 else { return nil }
@@ -121,12 +124,14 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Changes what `fd` waits for. False (errno set) when epoll refuses.
     func modify(_ fd: Int32, id: UInt64, events: UInt32) -> Bool {
-        clinux_modify(epollFD, fd, events, id) == 0
+        assert(isCurrent, "HTTPEventLoop.modify off the loop's thread")
+        return clinux_modify(epollFD, fd, events, id) == 0
     }
 
     /// Forgets a registration. Closing the descriptor afterwards removes it from epoll;
     /// events already collected for it in this round are dropped.
     func unregister(_ id: UInt64) {
+        assert(isCurrent, "HTTPEventLoop.unregister off the loop's thread")
         handlers[id] = nil
     }
 

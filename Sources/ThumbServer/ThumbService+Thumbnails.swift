@@ -26,15 +26,15 @@ extension ThumbService {
         }
         let key = resolved.key
         let cacheControl = versioned ? configuration.cacheControl : configuration.unversionedCacheControl
-        let precondition = request.headers.contains("If-None-Match")
+        let noneMatch = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
-        if case .tag = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+        if case .tag = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
         // Hits are answered here, without a closure or a flight.
         let absence: ThumbnailPipeline.Absence
         switch pipeline.cached(key, acceptsFile: true) {
         case .hit(let result):
-            if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+            if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
             return completion(hitResponse(result, for: resolved, versioned: versioned))
         case .absent(let missing):
             absence = missing
@@ -43,7 +43,7 @@ extension ThumbService {
         let waiting = pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
             switch result {
             case .success(let result):
-                if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+                if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
                 completion(result.tier == .miss ? missResponse(result, for: key, cacheControl: cacheControl)
                     : hitResponse(result, for: resolved, versioned: versioned))
             case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
