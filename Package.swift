@@ -1,11 +1,12 @@
 // swift-tools-version:6.0
 // thumbd: an image thumbnail cache server. Data flows socket → HTTP → ThumbServer (routes) →
 // Thumbnails (memory cache → disk cache → render scheduler) → Rendering (libvips) → respond.
+// Linux only (epoll, inotify, memfds, preadv2 in CLinux), so no `platforms`: SwiftPM reads that
+// list for Apple platforms alone.
 import PackageDescription
 
 let package = Package(
     name: "thumbd",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
         // For the parser fuzzer in Fuzz/ (a separate package that depends on this one).

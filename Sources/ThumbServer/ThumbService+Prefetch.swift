@@ -10,7 +10,7 @@ extension ThumbService {
         if path == "/prefetch" {
             switch request.method {
             case "POST":
-                // Resolving thousands of paths takes a while: off the connection's queue.
+                // Resolving thousands of paths takes a while: off the connection's event loop.
                 DispatchQueue.global(qos: .userInitiated).async { completion(self.startPrefetch(request.body)) }
             case "DELETE":
                 let jobs = prefetcher.cancelAll()

@@ -103,7 +103,7 @@ public final class Thumbd: Sendable {
         let accessLog = config.accessLog ? AccessLog() : nil
 
         var http = HTTPServerConfiguration()
-        http.queueCount = loops
+        http.eventLoopCount = loops
         http.host = config.host
         http.port = UInt16(config.port)
         http.maxConnections = config.maxConnections
