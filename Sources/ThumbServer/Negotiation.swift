@@ -6,17 +6,11 @@ import Thumbnails
 /// `Accept` that names `image/webp` with a non-zero q gives WebP (when enabled), as imgproxy
 /// does — `image/*` and `*/*` do not, since every client that can show WebP names it.
 enum Negotiation {
-    /// The format choice for a request, or a 400 for an unknown `format` value.
+    /// The format choice for a request, or a 400 for a `format` value `FormatChoice(parameter:)`
+    /// refuses.
     static func formatChoice(query: Substring?, accept: [String], webpEnabled: Bool) throws(APIError) -> FormatChoice {
         if let requested = queryValue("format", in: query) {
-            switch requested.lowercased() {
-            case "jpeg", "jpg": return .jpeg
-            case "png": return .png
-            case "webp":
-                guard webpEnabled else { throw APIError.badRequest("WebP output is disabled on this server") }
-                return .webp
-            default: throw APIError.badRequest("format must be jpeg, png or webp")
-            }
+            return try FormatChoice(parameter: requested, webpEnabled: webpEnabled)
         }
         return webpEnabled && acceptsWebP(accept) ? .webp : .automatic
     }

@@ -35,13 +35,7 @@ struct PrefetchPlan {
         self.grid = grid
         switch fields["format"] {
         case nil: format = .automatic
-        case let text as String:
-            switch text {
-            case "jpeg", "jpg": format = .jpeg
-            case "png": format = .png
-            case "webp" where webpEnabled: format = .webp
-            default: throw APIError.badRequest("format must be jpeg, png or webp")
-            }
+        case let text as String: format = try FormatChoice(parameter: text, webpEnabled: webpEnabled)
         default: throw APIError.badRequest("format must be a string")
         }
         if fields["paths"] != nil || fields["urls"] != nil {
@@ -74,12 +68,8 @@ struct PrefetchPlan {
         }
         let start = try whole("start"), end = try whole("end")
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
-        let order: ListingOrder
-        switch fields["sort"] as? String ?? (fields["sort"] == nil ? "newest" : "") {
-        case "newest": order = .newest
-        case "oldest": order = .oldest
-        default: throw APIError.badRequest("sort must be newest or oldest")
-        }
+        // A sort that is not a string is refused as an unknown one.
+        let order = try ListingOrder(parameter: fields["sort"] == nil ? nil : fields["sort"] as? String ?? "")
         items = .range(order, start: start, end: end)
     }
 

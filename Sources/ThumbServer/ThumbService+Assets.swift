@@ -14,10 +14,10 @@ extension ThumbService {
         if let refusal = onlyGet(request) { return refusal }
         let query = request.query
         let order: ListingOrder
-        switch Negotiation.queryValue("sort", in: query).map(String.init) ?? "newest" {
-        case "newest": order = .newest
-        case "oldest": order = .oldest
-        default: return APIError.badRequest("sort must be newest or oldest").response
+        do {
+            order = try ListingOrder(parameter: Negotiation.queryValue("sort", in: query).map(String.init))
+        } catch {
+            return error.response
         }
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
             guard let text = Negotiation.queryValue(name, in: query) else { return value }
