@@ -66,9 +66,7 @@ extension ThumbService {
                 failed += 1   // missing, or not a file
                 continue
             }
-            let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: plan.grid,
-                               format: plan.format, quality: configuration.quality)
-            requests.append(ThumbnailRequest(key: key, asset: asset))
+            requests.append(ThumbnailRequest(key: cacheKey(of: asset, grid: plan.grid, format: plan.format), asset: asset))
         }
         let job = prefetcher.start(grid: plan.grid.name, requests: requests, failedUpfront: failed)
         return Self.json(status: 202, Self.jobJSON(job) + "\n")

@@ -153,9 +153,13 @@ extension ThumbService {
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             }
         }
-        let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: spec,
-                           format: format, quality: configuration.quality)
-        return (key, asset)
+        return (cacheKey(of: asset, grid: spec, format: format), asset)
+    }
+
+    /// The cache key of `asset` at `grid` in `format`: the one key GET, HEAD and prefetch all
+    /// read and write (API.md, "Thumbnails": "The same key is used by GET, HEAD and prefetch").
+    func cacheKey(of asset: ResolvedAsset, grid: GridSpec, format: FormatChoice) -> CacheKey {
+        CacheKey(asset: asset.assetPath, source: asset.identity, spec: grid, format: format, quality: configuration.quality)
     }
 
     /// Maps pipeline errors to API.md statuses.
