@@ -162,7 +162,8 @@ extension ThumbService {
         CacheKey(asset: asset.assetPath, source: asset.identity, spec: grid, format: format, quality: configuration.quality)
     }
 
-    /// Maps pipeline errors to API.md statuses.
+    /// Maps pipeline errors to API.md statuses: the one mapping of a `RenderError.Kind` (and of
+    /// a full queue or a timeout) to a status, code and message.
     static func apiError(for error: ThumbnailError) -> APIError {
         switch error {
         case .overloaded:
