@@ -32,3 +32,13 @@ enum AdminAuthorization {
         return difference == 0
     }
 }
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs (HTTP's OWS).
+    func trimmingWhitespace() -> SubSequence {
+        var s = self[...]
+        while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
+        while let c = s.last, c == " " || c == "\t" { s = s.dropLast() }
+        return s
+    }
+}
