@@ -11,7 +11,6 @@ extension ThumbService {
     static let maxListingLimit = 10_000
 
     func respondWithListing(to request: HTTPRequest) -> HTTPResponse {
-        if let refusal = onlyGet(request) { return refusal }
         let query = request.query
         let order: ListingOrder
         do {

@@ -10,9 +10,6 @@ extension ThumbService {
     /// client wants: a `current -> v2` link switched and `v1` deleted must not give a 404).
     func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        guard request.method == "GET" || request.method == "HEAD" else {
-            return completion(APIError.methodNotAllowed("GET, HEAD").response)
-        }
         let resolved: ResolvedKeyCache.Entry
         let versioned: Bool
         do {
