@@ -14,11 +14,20 @@ import Thumbnails
         return config
     }
 
+    /// The shipped file names every key (but `library`, which has no default: each run gives
+    /// it), each with its default, so that it documents them all and a key added to
+    /// `ConfigOption.all` without it fails here.
     @Test func theShippedConfigFileSaysWhatTheDefaultsSay() throws {
-        let config = try load(["--config", Paths.packageRoot + "/config/thumbd.json", "--library", "/photos"])
+        let path = Paths.packageRoot + "/config/thumbd.json"
+        let config = try load(["--config", path, "--library", "/photos"])
         var expected = Config()
         expected.library = "/photos"
         #expect(config == expected)
+        let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+            as? [String: Any])
+        let keys = Set(ConfigOption.all.map(\.key)).subtracting(["library"]).union(["grids"])
+        #expect(keys.subtracting(file.keys).sorted() == [], "keys missing from config/thumbd.json")
+        #expect(Set(file.keys).subtracting(keys).sorted() == [], "keys config/thumbd.json should not have")
     }
 
     /// Every key a subsystem reads reaches its configuration (`Config.pipeline`, `.service`,
