@@ -1,7 +1,7 @@
 /*
  * The steps between vips_thumbnail and the encoder: exact size, 8-bit sRGB, white background.
  *
- * Why this exists: the contract (API.md "grid", "output") wants sizes exact to the pixel and
+ * Why this exists: the contract (docs/API.md "grid", "output") wants sizes exact to the pixel and
  * every output 8-bit sRGB, while vips_thumbnail rounds on its own terms and passes grey, 16-bit
  * and alpha images through as they are.
  */

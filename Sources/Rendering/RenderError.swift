@@ -1,6 +1,6 @@
 import CVipsShim
 
-/// Why a source gave no thumbnail. Each kind has one HTTP status (API.md, "Thumbnails"),
+/// Why a source gave no thumbnail. Each kind has one HTTP status (docs/API.md, "Thumbnails"),
 /// given in one place: `ThumbService.apiError(for:)` in ThumbServer (noted per kind below).
 public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {

@@ -2,7 +2,7 @@ import Foundation
 import HTTP
 import Thumbnails
 
-/// Output format negotiation (API.md, "output"): `?format=` forces a format; otherwise an
+/// Output format negotiation (docs/API.md, "output"): `?format=` forces a format; otherwise an
 /// `Accept` that names `image/webp` with a non-zero q gives WebP (when enabled), as imgproxy
 /// does — `image/*` and `*/*` do not, since every client that can show WebP names it.
 enum Negotiation {

@@ -2,7 +2,7 @@ import Foundation
 import Rendering
 import Thumbnails
 
-/// A validated `POST /prefetch` body (API.md, "Prefetch"):
+/// A validated `POST /prefetch` body (docs/API.md, "Prefetch"):
 /// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`
 /// (asset paths as text) and/or `"urls": [...]` (asset paths percent-encoded, as the listing's
 /// `url` gives them: the form that reaches a name that is not UTF-8), with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without

@@ -1,7 +1,7 @@
 import Thumbnails
 
 /// The values a client names in a thumbnail URL's query, a listing's query and a prefetch body,
-/// each read by one rule wherever it arrives (API.md, "output", "Listing", "Prefetch").
+/// each read by one rule wherever it arrives (docs/API.md, "output", "Listing", "Prefetch").
 extension FormatChoice {
     /// The format a `format` value names (`?format=` of a thumbnail URL, `"format"` of a
     /// prefetch body): `jpeg` (also `jpg`), `png` or `webp`, in any ASCII case.

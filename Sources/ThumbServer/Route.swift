@@ -1,6 +1,6 @@
 import HTTP
 
-/// One route of the service (API.md, "Endpoints"), declared once in `Route.all`: where it is,
+/// One route of the service (docs/API.md, "Endpoints"), declared once in `Route.all`: where it is,
 /// the methods it answers (its `Allow`), who may call it, and its handler. `ThumbService.respond`
 /// matches the thumbnail route first, by a `memcmp` of the target's bytes, and the others in
 /// table order; every route is then answered the same way (`ThumbService.answer`): a 401 for an

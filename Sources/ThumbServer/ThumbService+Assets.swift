@@ -3,11 +3,11 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (API.md, "Listing"). Each item also
+/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (docs/API.md, "Listing"). Each item also
 /// carries `thumbnails`: per grid name, the thumbnail's versioned URL,
 /// `/thumbnails/{grid}/{encoded path}?v={ThumbnailVersion token}` (README, "Listing").
 extension ThumbService {
-    /// Most items one page may hold (API.md).
+    /// Most items one page may hold (docs/API.md).
     static let maxListingLimit = 10_000
 
     func respondWithListing(to request: HTTPRequest) -> HTTPResponse {

@@ -3,7 +3,7 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (API.md, "Prefetch").
+/// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (docs/API.md, "Prefetch").
 extension ThumbService {
     /// `POST /prefetch`: resolving thousands of paths takes a while, so the job is started off
     /// the connection's event loop.

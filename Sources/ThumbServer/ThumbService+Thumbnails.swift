@@ -3,7 +3,7 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (API.md, "Thumbnails").
+/// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (docs/API.md, "Thumbnails").
 extension ThumbService {
     /// `retries`: how many more times a render that finds its source changed or gone since the
     /// path was resolved starts over from the path (the file now there, if any, is the one the
@@ -54,7 +54,7 @@ extension ThumbService {
         if let waiting { request.clientAbort.onAbort { [pipeline] in pipeline.abandon(waiting) } }
     }
 
-    /// The headers every 200 for `key` carries (API.md, "Thumbnails"); `cacheControl` is the
+    /// The headers every 200 for `key` carries (docs/API.md, "Thumbnails"); `cacheControl` is the
     /// versioned or the unversioned policy.
     private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier,
                                   cacheControl: String) -> HTTPHeaders {
@@ -142,7 +142,7 @@ extension ThumbService {
         } catch {
             switch error {
             // A name that is not UTF-8 is looked up as its bytes (a file from an old Latin-1
-            // share); when it names nothing, the path is invalid UTF-8, as API.md has it: 400.
+            // share); when it names nothing, the path is invalid UTF-8, as docs/API.md has it: 400.
             case .notFound where names.contains(where: { String(validating: $0, as: UTF8.self) == nil }):
                 throw APIError.badRequest("the path is not UTF-8 and names no file")
             case .notFound, .outsideRoot: throw APIError.notFound("no such asset")
@@ -154,12 +154,12 @@ extension ThumbService {
     }
 
     /// The cache key of `asset` at `grid` in `format`: the one key GET, HEAD and prefetch all
-    /// read and write (API.md, "Thumbnails": "The same key is used by GET, HEAD and prefetch").
+    /// read and write (docs/API.md, "Thumbnails": "The same key is used by GET, HEAD and prefetch").
     func cacheKey(of asset: ResolvedAsset, grid: GridSpec, format: FormatChoice) -> CacheKey {
         CacheKey(asset: asset.assetPath, source: asset.identity, spec: grid, format: format, quality: configuration.quality)
     }
 
-    /// Maps pipeline errors to API.md statuses: the one mapping of a `RenderError.Kind` (and of
+    /// Maps pipeline errors to docs/API.md statuses: the one mapping of a `RenderError.Kind` (and of
     /// a full queue or a timeout) to a status, code and message.
     static func apiError(for error: ThumbnailError) -> APIError {
         switch error {

@@ -4,7 +4,7 @@ import Rendering
 import Synchronization
 import Thumbnails
 
-/// The application behind the HTTP server: routes requests (API.md, "Endpoints"; the table is
+/// The application behind the HTTP server: routes requests (docs/API.md, "Endpoints"; the table is
 /// `Route.all`) to the thumbnail pipeline and the stats, and turns results and errors into
 /// responses. Holds no socket state; tests drive it directly through `respond(to:completion:)`.
 public final class ThumbService: HTTPResponder {
@@ -91,7 +91,7 @@ public final class ThumbService: HTTPResponder {
     }
 }
 
-/// The routes (API.md, "Endpoints"; README, "URLs"), each declared once.
+/// The routes (docs/API.md, "Endpoints"; README, "URLs"), each declared once.
 extension Route {
     /// `GET`/`HEAD /thumbnails/{grid}/{asset path}`: matched first (`ThumbService.respond`).
     static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, completion in

@@ -35,7 +35,7 @@ public enum LibraryError: Error, Sendable, Equatable {
     case notRegularFile
 }
 
-/// The library root and the rules for reaching files under it (API.md, "Thumbnails"): nothing
+/// The library root and the rules for reaching files under it (docs/API.md, "Thumbnails"): nothing
 /// outside the root is ever read — not through `..`, absolute paths or symlinks that resolve
 /// outside — and dot-files are not served. A name is looked up byte for byte first: the name on
 /// disk that matches the request exactly always wins. Only when there is none does a UTF-8 name

@@ -4,7 +4,7 @@ import Testing
 import Thumbnails
 @testable import ThumbServer
 
-/// Hostile and unusual paths, methods and routes (API.md, "Thumbnails" and "Errors").
+/// Hostile and unusual paths, methods and routes (docs/API.md, "Thumbnails" and "Errors").
 @Suite struct PathAndErrorTests {
     /// A library with tricky names beside a secret outside it.
     final class Fixture {
@@ -82,7 +82,7 @@ import Thumbnails
         #expect(response.json["message"] is String)
     }
 
-    /// Each render failure kind, a full queue and a timeout: one status and code each (API.md,
+    /// Each render failure kind, a full queue and a timeout: one status and code each (docs/API.md,
     /// "Thumbnails"), from the mapping the route uses.
     @Test(arguments: [(ThumbnailError.render(RenderError(kind: .sourceNotFound, message: "")), 404, "not_found"),
                       (.render(RenderError(kind: .unsupportedSource, message: "")), 415, "unsupported_source"),

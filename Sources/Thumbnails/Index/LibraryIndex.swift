@@ -6,7 +6,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The library listing (API.md, `GET /assets`): every image under the root with its displayed
+/// The library listing (docs/API.md, `GET /assets`): every image under the root with its displayed
 /// size and capture time, read from headers only (no decode), persisted in SQLite under the cache
 /// directory so a restart answers at once without reading headers again.
 ///
