@@ -102,22 +102,14 @@ import Testing
         let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
         /// Per target: the status of each method in `methods` order (0: 200 or 503, the index
         /// may still be in its first scan), and the `Allow` of its 405s.
+        let readable = [200, 200, 405, 405, 405, 405], nothing = [404, 404, 404, 404, 404, 404]
         var expected: [(String, [Int], String?)] = [
-            ("/thumbnails/3/Landscape_1.jpg", [200, 200, 405, 405, 405, 405], get),
-            ("/", [200, 200, 405, 405, 405, 405], get),
-            ("/assets", [0, 0, 405, 405, 405, 405], get),
-            ("/healthz", [200, 200, 405, 405, 405, 405], get),
-            ("/stats", [200, 200, 405, 405, 405, 405], get),
-            ("/metrics", [200, 200, 405, 405, 405, 405], get),
+            ("/thumbnails/3/Landscape_1.jpg", readable, get), ("/", readable, get),
+            ("/assets", [0, 0, 405, 405, 405, 405], get), ("/healthz", readable, get),
+            ("/stats", readable, get), ("/metrics", readable, get),
             ("/prefetch", [405, 405, 400, 405, 200, 405], jobs),   // POST: an empty body is 400
             ("/prefetch/1", [404, 404, 405, 405, 404, 405], job),
-            ("/prefetch/abc", [404, 404, 404, 404, 404, 404], nil),
-            ("/prefetch/0", [404, 404, 404, 404, 404, 404], nil),
-            ("/prefetch/", [404, 404, 404, 404, 404, 404], nil),
-            ("/thumbnails", [404, 404, 404, 404, 404, 404], nil),
-            ("/assets/", [404, 404, 404, 404, 404, 404], nil),
-            ("/elsewhere", [404, 404, 404, 404, 404, 404], nil),
-        ]
+        ] + ["/prefetch/abc", "/prefetch/0", "/prefetch/", "/thumbnails", "/assets/", "/elsewhere"].map { ($0, nothing, nil) }
         if withToken {
             let admin = [401, 401, 401, 401, 401, 401]
             for (i, (target, statuses, allow)) in expected.enumerated() {
