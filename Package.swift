@@ -1,11 +1,12 @@
 // swift-tools-version:6.0
 // thumbd: an image thumbnail cache server. Data flows socket → HTTP → ThumbServer (routes) →
 // Thumbnails (memory cache → disk cache → render scheduler) → Rendering (libvips) → respond.
+// Linux only (epoll, inotify, memfds, preadv2 in CLinux), so no `platforms`: SwiftPM reads that
+// list for Apple platforms alone.
 import PackageDescription
 
 let package = Package(
     name: "thumbd",
-    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
         // For the parser fuzzer in Fuzz/ (a separate package that depends on this one).
@@ -24,18 +25,22 @@ let package = Package(
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
-        // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT).
+        // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
+        // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
-        // HTTP/1.1 parser, serializer and the socket server (epoll event loops; Dispatch for
-        // accepting and timers). Knows nothing of thumbnails.
+        // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
+        // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.
         .target(name: "HTTP", dependencies: ["CLinux"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
-        // Library index, cache key, memory and disk caches, render scheduler, coalescing pipeline, prefetch.
+        // Library paths (which files are assets), index and inotify watch, cache key, memory and
+        // disk caches, render scheduler, coalescing pipeline, prefetch.
         .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash", "CSQLite", "CLinux"]),
-        // Routes: URL ⇄ request, path resolution, ETag/304, errors ⇄ status.
+        // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
+        // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
+        // server (`Thumbd`), which the end-to-end tests build without a process.
         .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
-        // Config file + environment + flags, signals, wiring.
+        // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
         // What the test targets share: a renderer whose renders a test holds and releases.

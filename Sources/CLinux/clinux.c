@@ -15,21 +15,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-const uint32_t clinux_in = EPOLLIN, clinux_out = EPOLLOUT, clinux_err = EPOLLERR,
-               clinux_hup = EPOLLHUP, clinux_rdhup = EPOLLRDHUP;
+const uint32_t clinux_epoll_in = EPOLLIN, clinux_epoll_out = EPOLLOUT, clinux_epoll_err = EPOLLERR, clinux_epoll_hup = EPOLLHUP;
 
-int clinux_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+int clinux_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
 
 static int control(int epfd, int op, int fd, uint32_t events, uint64_t id) {
     struct epoll_event event = { .events = events, .data = { .u64 = id } };
     return epoll_ctl(epfd, op, fd, &event);
 }
 
-int clinux_add(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_ADD, fd, events, id); }
+int clinux_epoll_add(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_ADD, fd, events, id); }
 
-int clinux_modify(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_MOD, fd, events, id); }
+int clinux_epoll_modify(int epfd, int fd, uint32_t events, uint64_t id) { return control(epfd, EPOLL_CTL_MOD, fd, events, id); }
 
-int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms) {
+int clinux_epoll_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms) {
     struct epoll_event buffer[256];
     if (capacity > 256) capacity = 256;
     int n = epoll_wait(epfd, buffer, capacity, timeout_ms);
@@ -40,7 +39,7 @@ int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int tim
     return n;
 }
 
-int clinux_ready(int epfd) {
+int clinux_epoll_ready(int epfd) {
     struct epoll_event event;
     return epoll_wait(epfd, &event, 1, 0);
 }

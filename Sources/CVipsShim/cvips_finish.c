@@ -1,7 +1,7 @@
 /*
  * The steps between vips_thumbnail and the encoder: exact size, 8-bit sRGB, white background.
  *
- * Why this exists: the contract (API.md "grid", "output") wants sizes exact to the pixel and
+ * Why this exists: the contract (docs/API.md "grid", "output") wants sizes exact to the pixel and
  * every output 8-bit sRGB, while vips_thumbnail rounds on its own terms and passes grey, 16-bit
  * and alpha images through as they are.
  */
@@ -15,17 +15,14 @@ cvips_slot(VipsObject *context)
 }
 
 int
-cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out,
-                 int width, int height, int *corrected)
+cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out, int width, int height)
 {
     VipsImage **t;
 
-    *corrected = 0;
     if (in->Xsize == width && in->Ysize == height) {
         *out = in;
         return 0;
     }
-    *corrected = 1;
 
     /* Short on an axis: stretch by the missing pixel(s); under 1% on any real thumbnail. */
     if (in->Xsize < width || in->Ysize < height) {

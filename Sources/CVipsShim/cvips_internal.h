@@ -22,9 +22,8 @@ VipsSource *cvips_source_at_start(int fd, cvips_failure *failure);
 
 /* Makes `in` exactly `width` x `height` px when vips_thumbnail missed by rounding: a centre
  * crop for any excess, a tiny resize (and as a last resort an edge-copy embed) for any
- * shortfall. Sets *corrected when anything was done. 0, or -1 with the libvips error pending. */
-int cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out,
-                     int width, int height, int *corrected);
+ * shortfall. 0, or -1 with the libvips error pending. */
+int cvips_exact_size(VipsObject *context, VipsImage *in, VipsImage **out, int width, int height);
 
 /* Makes `in` 8-bit sRGB (3 bands, or 4 with alpha): grey, 16-bit, CMYK, Lab and oddly tagged
  * images are converted. 0, or -1 with the libvips error pending. */

@@ -79,8 +79,7 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
     }
     in = t[1];
 
-    if (cvips_exact_size(context, in, &in, options->width, options->height,
-            &thumbnail->size_corrected) ||
+    if (cvips_exact_size(context, in, &in, options->width, options->height) ||
         cvips_to_srgb8(context, in, &in)) {
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
@@ -104,7 +103,6 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
     thumbnail->length = length;
     thumbnail->width = in->Xsize;
     thumbnail->height = in->Ysize;
-    thumbnail->bands = in->Bands;
     g_object_unref(context);
 
     return 0;

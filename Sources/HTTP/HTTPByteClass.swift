@@ -1,5 +1,5 @@
 /// Byte classes of the HTTP grammar, as branch-light tests on a byte (no tables to initialise).
-enum HTTPByteClass {
+@usableFromInline enum HTTPByteClass {
     /// Bit masks of `tchar` for bytes 0–63 and 64–127: `!#$%&'*+-.^_`|~`, DIGIT, ALPHA
     /// (RFC 9110 §5.6.2).
     private static let tokenLow: UInt64 = 0x03FF_6CFA_0000_0000
@@ -25,7 +25,7 @@ enum HTTPByteClass {
     }
 
     /// ASCII lower case of `b`.
-    @inline(__always) static func lowercase(_ b: UInt8) -> UInt8 {
+    @inlinable @inline(__always) static func lowercase(_ b: UInt8) -> UInt8 {
         (b >= 65 && b <= 90) ? b | 0x20 : b
     }
 }

@@ -94,29 +94,10 @@ extension HTTPConnection {
     /// Scans the `Connection` values' bytes (no `Character` walk, no allocation: a browser
     /// sends `Connection: keep-alive` with every request).
     static func wantsKeepAlive(_ request: HTTPRequest) -> Bool {
-        let closes = request.headers.containsValue(named: "Connection", where: { hasToken($0, "close") })
+        let closes = request.headers.containsValue(named: "Connection", where: { HTTPFieldList.contains($0, token: "close") })
         if request.version.minor >= 1 { return !closes }
         return !closes && !request.headers.contains("Transfer-Encoding")
-            && request.headers.containsValue(named: "Connection", where: { hasToken($0, "keep-alive") })
-    }
-
-    /// Whether a comma-separated list (RFC 9110 §5.6.1) holds `token`, ASCII case-insensitive.
-    static func hasToken(_ list: UnsafeBufferPointer<UInt8>, _ token: StaticString) -> Bool {
-        var start = 0
-        while start <= list.count {
-            var end = start
-            while end < list.count && list[end] != UInt8(ascii: ",") { end += 1 }
-            var s = start, e = end
-            while s < e && (list[s] == 0x20 || list[s] == 0x09) { s += 1 }
-            while e > s && (list[e - 1] == 0x20 || list[e - 1] == 0x09) { e -= 1 }
-            if e - s == token.utf8CodeUnitCount {
-                var same = true
-                for i in 0..<(e - s) where HTTPByteClass.lowercase(list[s + i]) != token.utf8Start[i] { same = false; break }
-                if same { return true }
-            }
-            start = end + 1
-        }
-        return false
+            && request.headers.containsValue(named: "Connection", where: { HTTPFieldList.contains($0, token: "keep-alive") })
     }
 
     /// The client closed, reset or shut its sending side while its response was being produced

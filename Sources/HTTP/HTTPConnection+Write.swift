@@ -169,6 +169,7 @@ extension HTTPConnection {
 
     /// The socket can take more of the parked response.
     func writable() {
+        assert(context.isCurrent, "HTTPConnection.writable off the worker's thread")
         guard phase == .writing else { stopWaitingToWrite(); return }
         if flush() {
             stopWaitingToWrite()

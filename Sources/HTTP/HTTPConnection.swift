@@ -10,7 +10,8 @@ import Dispatch
 ///
 /// Locking: confined to its worker's thread — every mutable property is touched only there
 /// (hence `@unchecked Sendable`). The responder's completion, which may run on any thread,
-/// only hops back to that thread (see `complete`).
+/// only hops back to that thread (see `complete`). Debug builds assert the confinement at the
+/// entry points (`start`, `readable`, `writable`, `close`).
 final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// What the connection is doing.
     enum Phase {
@@ -94,8 +95,9 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
 
     /// Registers with the worker's loop and starts reading. On the worker's thread.
     func start() {
+        assert(context.isCurrent, "HTTPConnection.start off the worker's thread")
         readSuspended = false
-        interest = clinux_in
+        interest = clinux_epoll_in
         guard let id = context.loop.register(fd, events: interest, handler: self) else {
             close()
             return
@@ -106,19 +108,19 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// Ready for input, output, or an error or hang-up (always reported, even when neither is
     /// asked for: then the connection can make no progress and closes).
     func handleEvents(_ events: UInt32) {
-        let failed = events & (clinux_err | clinux_hup) != 0
+        let failed = events & (clinux_epoll_err | clinux_epoll_hup) != 0
         if failed && readSuspended && writeSuspended {
             peerFailed()
             return
         }
-        if !readSuspended && (events & clinux_in != 0 || failed) { readable() }
-        if phase != .closed && !writeSuspended && (events & clinux_out != 0 || failed) { writable() }
+        if !readSuspended && (events & clinux_epoll_in != 0 || failed) { readable() }
+        if phase != .closed && !writeSuspended && (events & clinux_epoll_out != 0 || failed) { writable() }
     }
 
     /// Tells epoll what the connection waits for now, when that changed.
     func updateInterest() {
         guard phase != .closed, registration != 0 else { return }
-        let wanted = (readSuspended ? 0 : clinux_in) | (writeSuspended ? 0 : clinux_out)
+        let wanted = (readSuspended ? 0 : clinux_epoll_in) | (writeSuspended ? 0 : clinux_epoll_out)
         guard wanted != interest else { return }
         interest = wanted
         if !context.loop.modify(fd, id: registration, events: wanted) { close() }
@@ -142,6 +144,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
 
     /// The socket is readable: read what is there, then parse and dispatch.
     func readable() {
+        assert(context.isCurrent, "HTTPConnection.readable off the worker's thread")
         if phase == .closed { return }
         if phase == .lingering { discardInput(); return }
         let buffer = context.readBuffer
@@ -198,6 +201,7 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// Closes the connection and its descriptor (which leaves epoll with it). Idempotent.
     /// On the worker's thread.
     func close() {
+        assert(context.isCurrent, "HTTPConnection.close off the worker's thread")
         if phase == .closed { return }
         phase = .closed
         context.connections[ObjectIdentifier(self)] = nil

@@ -7,8 +7,8 @@ import Darwin
 /// The `Date` header line (RFC 9110 §6.6.1) in IMF-fixdate form (RFC 9110 §5.6.7),
 /// e.g. `Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n`, formatted at most once a second.
 ///
-/// Not thread-safe: each connection queue owns one (confined to that serial queue), so no lock
-/// is taken per response.
+/// Not thread-safe: each worker (`HTTPWorker`) owns one, confined to its event-loop thread, so
+/// no lock is taken per response.
 struct HTTPDateCache {
     private var second: time_t = -1
     private(set) var line: [UInt8] = []

@@ -1,5 +1,5 @@
 /// The server's own error responses: JSON `{"error": "<code>", "message": "<text>"}` with
-/// `Cache-Control: no-store` (API.md, "Errors"). The application's errors use it too.
+/// `Cache-Control: no-store` (docs/API.md, "Errors"). The application's errors use it too.
 public enum HTTPErrorResponse {
     /// A response with `status`, the machine-readable `code` and a human-readable `message`.
     public static func make(status: Int, code: String, message: String) -> HTTPResponse {

@@ -7,7 +7,7 @@ import Synchronization
 
 /// Something registered with an `HTTPEventLoop`, told what its descriptor is ready for.
 protocol HTTPEventHandler: AnyObject {
-    /// `events` holds epoll bits (`clinux_in`, `clinux_out`, `clinux_err`, `clinux_hup`).
+    /// `events` holds epoll bits (`clinux_epoll_in`, `clinux_epoll_out`, `clinux_epoll_err`, `clinux_epoll_hup`).
     /// Called on the loop's thread.
     func handleEvents(_ events: UInt32)
 }
@@ -25,7 +25,9 @@ protocol HTTPEventHandler: AnyObject {
 /// `execute`, which queues the block and wakes the loop through an eventfd.
 ///
 /// Locking: `mailbox` is a `Mutex`; everything else is confined to the loop's thread, except
-/// the immutable descriptors and `threadID` (atomic).
+/// the immutable descriptors and `threadID` (atomic). Debug builds assert the confinement at
+/// the registration calls (`assert(isCurrent)`, as swift-nio's `assertInEventLoop` does);
+/// release builds compile the checks out.
 final class HTTPEventLoop: @unchecked Sendable {
     /// Blocks queued by `execute`, and whether the loop has ended (then blocks are dropped).
     private struct Mailbox {
@@ -52,7 +54,7 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// Creates the epoll instance and the wake eventfd; the thread starts with `start`.
     /// - Throws: `HTTPServerError.eventLoopFailed` when the kernel refuses either descriptor.
     init(name: String, tickInterval: UInt64) throws(HTTPServerError) {
-        let e = clinux_create()
+        let e = clinux_epoll_create()
         guard e >= 0 else { throw Self.failure("epoll_create1", errno) }
         let w = clinux_eventfd()
         guard w >= 0 else {
@@ -60,7 +62,7 @@ final class HTTPEventLoop: @unchecked Sendable {
             _ = Glibc.close(e)
             throw Self.failure("eventfd", code)
         }
-        guard clinux_add(e, w, clinux_in, 0) == 0 else {
+        guard clinux_epoll_add(e, w, clinux_epoll_in, 0) == 0 else {
             let code = errno
             _ = Glibc.close(e)
             _ = Glibc.close(w)
@@ -112,21 +114,24 @@ final class HTTPEventLoop: @unchecked Sendable {
     /// Registers `fd` for `events`; the id names it in `modify` and `unregister`.
     /// Returns nil (errno set) when epoll refuses it.
     func register(_ fd: Int32, events: UInt32, handler: any HTTPEventHandler) -> UInt64? {
+        assert(isCurrent, "HTTPEventLoop.register off the loop's thread")
         let id = nextID
         nextID += 1
-        guard clinux_add(epollFD, fd, events, id) == 0 else { return nil }
+        guard clinux_epoll_add(epollFD, fd, events, id) == 0 else { return nil }
         handlers[id] = handler
         return id
     }
 
     /// Changes what `fd` waits for. False (errno set) when epoll refuses.
     func modify(_ fd: Int32, id: UInt64, events: UInt32) -> Bool {
-        clinux_modify(epollFD, fd, events, id) == 0
+        assert(isCurrent, "HTTPEventLoop.modify off the loop's thread")
+        return clinux_epoll_modify(epollFD, fd, events, id) == 0
     }
 
     /// Forgets a registration. Closing the descriptor afterwards removes it from epoll;
     /// events already collected for it in this round are dropped.
     func unregister(_ id: UInt64) {
+        assert(isCurrent, "HTTPEventLoop.unregister off the loop's thread")
         handlers[id] = nil
     }
 
@@ -142,7 +147,7 @@ final class HTTPEventLoop: @unchecked Sendable {
         var now = DispatchTime.now().uptimeNanoseconds
         while running {
             let timeout = nextTick > now ? Int32(min((nextTick - now + 999_999) / 1_000_000, 60_000)) : 0
-            let n = clinux_wait(epollFD, ids, events, Int32(capacity), timeout)
+            let n = clinux_epoll_wait(epollFD, ids, events, Int32(capacity), timeout)
             roundStartedAt = DispatchTime.now().uptimeNanoseconds
             if n < 0 && errno != EINTR {
                 // EBADF/EINVAL cannot happen with our own descriptor; back off rather than spin.

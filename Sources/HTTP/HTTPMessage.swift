@@ -27,7 +27,7 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The request body, de-chunked when it came with `Transfer-Encoding: chunked`. Empty when none.
     public var body: [UInt8]
-    /// Which of the server's event loops read the request, `0..<queueCount` (0 outside a
+    /// Which of the server's event loops read the request, `0..<eventLoopCount` (0 outside a
     /// server): a responder may keep per-loop state (memos, watches) that the other loops'
     /// threads never touch, so that a request shares no lock or reference count with them.
     public var loopIndex = 0
@@ -118,8 +118,8 @@ public struct HTTPFileRegion: Sendable {
     }
 }
 
-/// The application side of the server. `respond` is called on a connection's queue and must not
-/// block it: long work goes elsewhere and `completion` is called later, from any thread, exactly
+/// The application side of the server. `respond` is called on the connection's event-loop
+/// thread and must not block it: long work goes elsewhere and `completion` is called later, from any thread, exactly
 /// once. Requests on one connection are handed over one at a time, in order (pipelined requests
 /// wait until the previous response is written), so responses are always written in order.
 public protocol HTTPResponder: Sendable {

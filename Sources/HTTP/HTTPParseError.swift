@@ -1,6 +1,6 @@
 /// Why a request could not be parsed. Each case maps to the status the server answers with
 /// before closing the connection, and to the `error` code of the JSON error body
-/// (`{"error": "<code>", "message": "<text>"}`, see API.md).
+/// (`{"error": "<code>", "message": "<text>"}`, see docs/API.md).
 public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// 400: malformed syntax (RFC 9112 §3, §5, §6, §7); the text says what was wrong.
     case badRequest(String)

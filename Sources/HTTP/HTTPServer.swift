@@ -6,7 +6,7 @@ import Synchronization
 
 /// An HTTP/1.1 server on non-blocking sockets: one listening socket with a Dispatch read source
 /// on its own queue, which hands each accepted connection, round robin, to one of
-/// `queueCount` workers; each worker is one thread running an epoll event loop
+/// `eventLoopCount` workers; each worker is one thread running an epoll event loop
 /// (`HTTPEventLoop`) for its connections. No thread per connection; no worker ever blocks on a
 /// socket. The responder runs on the worker and must hand slow work elsewhere (thumbd reads
 /// disk-cache entries there only when they are in the page cache; renders and cold reads go to
@@ -68,7 +68,7 @@ public final class HTTPServer: Sendable {
             (listener, port) = try HTTPSocket.listen(host: configuration.host, port: configuration.port,
                                                      backlog: configuration.backlog)
             do {
-                workers = try (0..<max(1, configuration.queueCount)).map { (index) throws(HTTPServerError) in
+                workers = try (0..<max(1, configuration.eventLoopCount)).map { (index) throws(HTTPServerError) in
                     try HTTPWorker(index: index, server: self, configuration: configuration)
                 }
             } catch {

@@ -24,11 +24,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// Open connections at which the server stops accepting (new ones wait in the kernel
     /// backlog) until one closes. `4096` by default.
     public var maxConnections: Int = 4096
-    /// Number of workers (event-loop threads, `HTTPWorker`) the connections are spread over,
-    /// round robin. The number of active processors by default.
-    public var queueCount: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Number of event loops (threads running `epoll_wait`, one `HTTPWorker` each) the
+    /// connections are spread over, round robin; at least 1 is made. The number of active
+    /// processors by default.
+    public var eventLoopCount: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Called once per response written, including the server's own error responses, on the
-    /// connection's queue: keep it cheap. For a parse error the method and target are `""`.
+    /// connection's event-loop thread: keep it cheap. For a parse error the method and target are `""`.
     /// `nil` by default.
     public var onExchange: (@Sendable (HTTPExchangeRecord) -> Void)? = nil
 

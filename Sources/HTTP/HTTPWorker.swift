@@ -6,7 +6,7 @@ import Dispatch
 ///
 /// Locking: confined to the loop's thread — every mutable property is read and written only
 /// there, so no lock is needed (hence `@unchecked Sendable`); other threads reach it through
-/// `execute`.
+/// `execute`. Debug builds assert it at the entry points (`open`, `sweep`).
 final class HTTPWorker: @unchecked Sendable {
     /// The thread (epoll) this worker's connections run on.
     let loop: HTTPEventLoop
@@ -83,6 +83,7 @@ final class HTTPWorker: @unchecked Sendable {
 
     /// Takes over a freshly accepted socket. On the worker's thread.
     func open(fd: Int32) {
+        assert(isCurrent, "HTTPWorker.open off the worker's thread")
         let connection = HTTPConnection(fd: fd, context: self)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
@@ -91,6 +92,7 @@ final class HTTPWorker: @unchecked Sendable {
 
     /// Applies the header, body, idle, write-stall and linger timeouts. On the worker's thread.
     func sweep() {
+        assert(isCurrent, "HTTPWorker.sweep off the worker's thread")
         let now = DispatchTime.now().uptimeNanoseconds
         for connection in Array(connections.values) { connection.sweep(now: now) }
     }

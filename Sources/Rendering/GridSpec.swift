@@ -1,4 +1,4 @@
-/// How a thumbnail fills its grid box (API.md, "grid").
+/// How a thumbnail fills its grid box (docs/API.md, "grid").
 public enum Fit: String, Sendable, Hashable, Codable {
     /// Fit inside the box, aspect kept; touches the box on the limiting axis.
     case contain
@@ -7,7 +7,7 @@ public enum Fit: String, Sendable, Hashable, Codable {
 }
 
 /// One named thumbnail spec: the box a grid cell shows, in pixels.
-/// Defaults (API.md): `1` = 1179x2358 contain, `3` = 393x393 cover, `5` = 236x236 cover.
+/// Defaults (docs/API.md): `1` = 1179x2358 contain, `3` = 393x393 cover, `5` = 236x236 cover.
 public struct GridSpec: Sendable, Hashable, Codable {
     /// The grid's name in URLs, e.g. `"3"`.
     public var name: String
@@ -24,7 +24,7 @@ public struct GridSpec: Sendable, Hashable, Codable {
         self.fit = fit
     }
 
-    /// The three default grids of API.md: a 393 pt phone at 3x (1179 px viewport).
+    /// The three default grids of docs/API.md: a 393 pt phone at 3x (1179 px viewport).
     public static let defaults: [GridSpec] = [
         GridSpec(name: "1", width: 1179, height: 2358, fit: .contain),
         GridSpec(name: "3", width: 393, height: 393, fit: .cover),
@@ -32,7 +32,7 @@ public struct GridSpec: Sendable, Hashable, Codable {
     ]
 
     /// The size in px a source of `sourceWidth`x`sourceHeight` (as displayed, after orientation)
-    /// gets under this spec, never enlarged (API.md): `contain` scales by the limiting axis and
+    /// gets under this spec, never enlarged (docs/API.md): `contain` scales by the limiting axis and
     /// keeps sources that already fit; `cover` gives the box, or a centre square of the shorter
     /// side when either side of the source is shorter than the box.
     public func outputSize(sourceWidth w: Int, sourceHeight h: Int) -> (width: Int, height: Int) {
@@ -55,7 +55,7 @@ public struct GridSpec: Sendable, Hashable, Codable {
     }
 }
 
-/// An encoded output format (API.md, "output").
+/// An encoded output format (docs/API.md, "output").
 public enum ImageFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case jpeg, png, webp
 

@@ -1,6 +1,7 @@
 import CVipsShim
 
-/// Why a source gave no thumbnail. Each kind has one HTTP status (API.md, "Thumbnails").
+/// Why a source gave no thumbnail. Each kind has one HTTP status (docs/API.md, "Thumbnails"),
+/// given in one place: `ThumbService.apiError(for:)` in ThumbServer (noted per kind below).
 public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The source file does not exist (ENOENT at open). HTTP 404.
@@ -26,17 +27,6 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
     public init(kind: Kind, message: String) {
         self.kind = kind
         self.message = message
-    }
-
-    /// The HTTP status API.md gives this kind: 404, 415, 422 or 500 (503 for a source that changed).
-    public var httpStatus: Int {
-        switch kind {
-        case .sourceNotFound: 404
-        case .unsupportedSource: 415
-        case .sourceTooLarge: 422
-        case .internalFailure: 500
-        case .sourceChanged: 503
-        }
     }
 
     public var description: String { "\(kind): \(message)" }

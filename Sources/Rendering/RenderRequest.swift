@@ -7,10 +7,10 @@ public struct RenderRequest: Sendable {
     /// The encoding; `nil` (default) chooses from the source's header: JPEG for opaque sources,
     /// PNG for sources with an alpha channel (GIFs, which libvips loads with alpha, give PNG).
     public var format: ImageFormat?
-    /// JPEG/WebP quality, 1...100 (clamped). `80` by default (API.md).
+    /// JPEG/WebP quality, 1...100 (clamped). `80` by default (docs/API.md).
     public var quality: Int
     /// Pixel limit (width x height of one page, px) judged from the header before any decode;
-    /// `100_000_000` by default (API.md); `0` means no limit.
+    /// `100_000_000` by default (docs/API.md); `0` means no limit.
     public var maxPixels: Int
     /// The identity the caller resolved the source to (and keyed the result by), with
     /// `source` then free of symlinks (a realpath). The render fails with `.sourceChanged`

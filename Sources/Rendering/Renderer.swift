@@ -12,7 +12,7 @@ public struct Renderer: Sendable {
 
     public init() {}
 
-    /// Renders `request` (API.md "grid" and "output"): orientation applied, sRGB 8-bit,
+    /// Renders `request` (docs/API.md "grid" and "output"): orientation applied, sRGB 8-bit,
     /// exactly `spec.outputSize(sourceWidth:sourceHeight:)` of the displayed size, metadata
     /// stripped, alpha kept for PNG/WebP and flattened on white for JPEG. Animated and
     /// multi-page sources give page 0.

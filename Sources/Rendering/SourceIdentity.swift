@@ -17,7 +17,6 @@ public struct SourceIdentity: Sendable, Hashable {
 
     /// The identity in a `stat` result.
     public init(_ st: stat) {
-        self.init(size: Int(st.st_size),
-                  modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+        self.init(size: Int(st.st_size), modifiedNanoseconds: st.st_mtim.nanoseconds)
     }
 }

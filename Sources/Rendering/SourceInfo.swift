@@ -81,7 +81,7 @@ extension String {
 }
 
 extension SourceInfo {
-    /// The output format when the request does not force one (API.md, "output"): PNG for sources
+    /// The output format when the request does not force one (docs/API.md, "output"): PNG for sources
     /// with alpha and for every GIF (the contract treats GIFs as having alpha; libvips 8.14 loads
     /// a GIF without a transparent index as 3 bands), JPEG otherwise.
     public var automaticFormat: ImageFormat {

@@ -3,7 +3,7 @@
 /// timing luck (as Nuke tests its pipeline with a loader whose queue the test suspends).
 public protocol ThumbnailRendering: Sendable {
     /// Renders `request`; blocking, called on a render worker thread, from several at once.
-    /// - Throws: `RenderError`, whose kind decides the status (API.md, "Errors").
+    /// - Throws: `RenderError`, whose kind decides the status (docs/API.md, "Errors").
     func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail
 }
 

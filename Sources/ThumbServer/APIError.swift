@@ -1,6 +1,6 @@
 import HTTP
 
-/// An error that renders itself (API.md, "Errors"): a status, a stable code and a message safe to
+/// An error that renders itself (docs/API.md, "Errors"): a status, a stable code and a message safe to
 /// show. Anything else that goes wrong becomes a bare 500 `internal_error`.
 public struct APIError: Error, Sendable, Equatable {
     public var status: Int

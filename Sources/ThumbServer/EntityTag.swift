@@ -1,3 +1,5 @@
+import HTTP
+
 /// `If-None-Match` evaluation (RFC 9110 §13.1.2): weak comparison, so `W/"x"` matches `"x"`;
 /// a list matches when any member does; `*` matches any current representation.
 enum EntityTag {
@@ -15,25 +17,25 @@ enum EntityTag {
     /// How the `If-None-Match` field values match `etag` (quoted, strong). A listed ETag
     /// outranks `*`.
     static func noneMatch(_ fieldValues: [String], etag: String) -> NoneMatch {
-        var result = NoneMatch.none
-        for value in fieldValues {
-            for member in value.split(separator: ",") {
-                var tag = member.trimmingWhitespace()
-                if tag == "*" { result = .any; continue }
-                if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-                if tag == etag { return .tag }
+        var etag = etag
+        etag.makeContiguousUTF8()
+        return etag.utf8.withContiguousStorageIfAvailable { etag in
+            var result = NoneMatch.none
+            for var value in fieldValues {
+                value.makeContiguousUTF8()
+                let matched = value.utf8.withContiguousStorageIfAvailable { list -> Bool in
+                    for var tag in HTTPFieldList.members(list) {
+                        if tag.count == 1 && tag[0] == UInt8(ascii: "*") { result = .any; continue }
+                        if tag.count >= 2 && tag[0] == UInt8(ascii: "W") && tag[1] == UInt8(ascii: "/") {
+                            tag = UnsafeBufferPointer(rebasing: tag[2...])
+                        }
+                        if tag.elementsEqual(etag) { return true }
+                    }
+                    return false
+                } ?? false
+                if matched { return .tag }
             }
-        }
-        return result
-    }
-}
-
-extension StringProtocol {
-    /// The text without leading and trailing spaces and tabs (HTTP's OWS).
-    func trimmingWhitespace() -> SubSequence {
-        var s = self[...]
-        while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\t" { s = s.dropLast() }
-        return s
+            return result
+        } ?? .none
     }
 }

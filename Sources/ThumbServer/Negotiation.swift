@@ -2,21 +2,15 @@ import Foundation
 import HTTP
 import Thumbnails
 
-/// Output format negotiation (API.md, "output"): `?format=` forces a format; otherwise an
+/// Output format negotiation (docs/API.md, "output"): `?format=` forces a format; otherwise an
 /// `Accept` that names `image/webp` with a non-zero q gives WebP (when enabled), as imgproxy
 /// does — `image/*` and `*/*` do not, since every client that can show WebP names it.
 enum Negotiation {
-    /// The format choice for a request, or a 400 for an unknown `format` value.
+    /// The format choice for a request, or a 400 for a `format` value `FormatChoice(parameter:)`
+    /// refuses.
     static func formatChoice(query: Substring?, accept: [String], webpEnabled: Bool) throws(APIError) -> FormatChoice {
         if let requested = queryValue("format", in: query) {
-            switch requested.lowercased() {
-            case "jpeg", "jpg": return .jpeg
-            case "png": return .png
-            case "webp":
-                guard webpEnabled else { throw APIError.badRequest("WebP output is disabled on this server") }
-                return .webp
-            default: throw APIError.badRequest("format must be jpeg, png or webp")
-            }
+            return try FormatChoice(parameter: requested, webpEnabled: webpEnabled)
         }
         return webpEnabled && acceptsWebP(accept) ? .webp : .automatic
     }
@@ -57,62 +51,33 @@ enum Negotiation {
         for value in values {
             var value = value
             value.makeContiguousUTF8()
-            if value.utf8.withContiguousStorageIfAvailable({ namesWebP(UnsafeRawBufferPointer($0)) }) == true { return true }
+            if value.utf8.withContiguousStorageIfAvailable(namesWebP) == true { return true }
         }
         return false
     }
 
-    private static func namesWebP(_ b: UnsafeRawBufferPointer) -> Bool {
-        var start = 0
-        while start < b.count {
-            var end = start
-            while end < b.count && b[end] != UInt8(ascii: ",") { end += 1 }
-            var typeEnd = start
-            while typeEnd < end && b[typeEnd] != UInt8(ascii: ";") { typeEnd += 1 }
-            if equalsIgnoringCase(b, trimmed(b, start, typeEnd), "image/webp") {
-                var zero = false
-                var p = typeEnd
-                while p < end {   // parameters: ;name=value
-                    var q = p + 1
-                    while q < end && b[q] != UInt8(ascii: ";") { q += 1 }
-                    let (s, e) = trimmed(b, p + 1, q)
-                    if e - s >= 2, b[s] | 0x20 == UInt8(ascii: "q"), b[s + 1] == UInt8(ascii: "=") {
-                        zero = isZeroQValue(b, s + 2, e)
-                    }
-                    p = q
-                }
-                if !zero { return true }
+    /// Whether a member of the list is `image/webp` (any case) without a zero `q` among its
+    /// parameters (`;name=value`; the last `q` counts).
+    private static func namesWebP(_ list: UnsafeBufferPointer<UInt8>) -> Bool {
+        for member in HTTPFieldList.members(list) {
+            var parts = HTTPFieldList.members(member, separator: UInt8(ascii: ";"))
+            guard let type = parts.next(), HTTPFieldList.equalsIgnoringCase(type, "image/webp") else { continue }
+            var zero = false
+            for parameter in parts where parameter.count >= 2 && parameter[0] | 0x20 == UInt8(ascii: "q")
+                && parameter[1] == UInt8(ascii: "=") {
+                zero = isZeroQValue(UnsafeBufferPointer(rebasing: parameter[2...]))
             }
-            start = end + 1
+            if !zero { return true }
         }
         return false
-    }
-
-    /// `start..<end` without leading and trailing spaces and tabs.
-    private static func trimmed(_ b: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> (Int, Int) {
-        var s = start, e = end
-        while s < e && (b[s] == 0x20 || b[s] == 0x09) { s += 1 }
-        while e > s && (b[e - 1] == 0x20 || b[e - 1] == 0x09) { e -= 1 }
-        return (s, e)
-    }
-
-    private static func equalsIgnoringCase(_ b: UnsafeRawBufferPointer, _ range: (Int, Int), _ lower: StaticString) -> Bool {
-        guard range.1 - range.0 == lower.utf8CodeUnitCount else { return false }
-        let l = lower.utf8Start
-        for i in 0..<lower.utf8CodeUnitCount {
-            let c = b[range.0 + i]
-            if ((c >= 65 && c <= 90) ? c | 0x20 : c) != l[i] { return false }
-        }
-        return true
     }
 
     /// A qvalue of zero: "0", or "0." followed by zeros only (RFC 9110 §12.4.2).
-    private static func isZeroQValue(_ b: UnsafeRawBufferPointer, _ start: Int, _ end: Int) -> Bool {
-        guard start < end, b[start] == UInt8(ascii: "0") else { return false }
-        guard start + 1 < end else { return true }
-        guard b[start + 1] == UInt8(ascii: ".") else { return false }
-        for i in (start + 2)..<end where b[i] != UInt8(ascii: "0") { return false }
-        return true
+    private static func isZeroQValue(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = b.first, first == UInt8(ascii: "0") else { return false }
+        guard b.count > 1 else { return true }
+        guard b[1] == UInt8(ascii: ".") else { return false }
+        return b[2...].allSatisfy { $0 == UInt8(ascii: "0") }
     }
 
     /// The first value of `name` in a query string, percent-decoded (`%6Eewest` is `newest`;

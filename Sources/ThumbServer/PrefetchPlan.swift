@@ -2,7 +2,7 @@ import Foundation
 import Rendering
 import Thumbnails
 
-/// A validated `POST /prefetch` body (API.md, "Prefetch"):
+/// A validated `POST /prefetch` body (docs/API.md, "Prefetch"):
 /// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`
 /// (asset paths as text) and/or `"urls": [...]` (asset paths percent-encoded, as the listing's
 /// `url` gives them: the form that reaches a name that is not UTF-8), with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
@@ -35,13 +35,7 @@ struct PrefetchPlan {
         self.grid = grid
         switch fields["format"] {
         case nil: format = .automatic
-        case let text as String:
-            switch text {
-            case "jpeg", "jpg": format = .jpeg
-            case "png": format = .png
-            case "webp" where webpEnabled: format = .webp
-            default: throw APIError.badRequest("format must be jpeg, png or webp")
-            }
+        case let text as String: format = try FormatChoice(parameter: text, webpEnabled: webpEnabled)
         default: throw APIError.badRequest("format must be a string")
         }
         if fields["paths"] != nil || fields["urls"] != nil {
@@ -74,12 +68,8 @@ struct PrefetchPlan {
         }
         let start = try whole("start"), end = try whole("end")
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
-        let order: ListingOrder
-        switch fields["sort"] as? String ?? (fields["sort"] == nil ? "newest" : "") {
-        case "newest": order = .newest
-        case "oldest": order = .oldest
-        default: throw APIError.badRequest("sort must be newest or oldest")
-        }
+        // A sort that is not a string is refused as an unknown one.
+        let order = try ListingOrder(parameter: fields["sort"] == nil ? nil : fields["sort"] as? String ?? "")
         items = .range(order, start: start, end: end)
     }
 

@@ -127,9 +127,7 @@ final class ResolvedKeyCache: Sendable {
     /// time, a few ms behind, read without the TSC): enough for a 2 s lifetime, and a quarter of
     /// the cost of a precise read on every hit.
     static func coarseNow() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &t)
-        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec)
+        UInt64(truncatingIfNeeded: timespec.now(CLOCK_MONOTONIC_COARSE).nanoseconds)
     }
 
     /// The stamp to give `lookUp` and `store`, taken before anything about the source is read.

@@ -2,7 +2,7 @@ import Rendering
 
 /// What the routes need to know beyond the pipeline. Every default matches `config/thumbd.json`.
 public struct ServiceConfiguration: Sendable {
-    /// The grid specs, by name. The three of API.md by default.
+    /// The grid specs, by name. The three of docs/API.md by default.
     public var grids: [GridSpec] = GridSpec.defaults
     /// `Cache-Control` of a thumbnail asked for by its versioned URL, whose `?v=` is the current
     /// `ThumbnailVersion` token of its source (the URLs `/assets` lists): the URL changes when the

@@ -3,21 +3,20 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (API.md, "Listing"). Each item also
+/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (docs/API.md, "Listing"). Each item also
 /// carries `thumbnails`: per grid name, the thumbnail's versioned URL,
 /// `/thumbnails/{grid}/{encoded path}?v={ThumbnailVersion token}` (README, "Listing").
 extension ThumbService {
-    /// Most items one page may hold (API.md).
+    /// Most items one page may hold (docs/API.md).
     static let maxListingLimit = 10_000
 
     func respondWithListing(to request: HTTPRequest) -> HTTPResponse {
-        if let refusal = onlyGet(request) { return refusal }
         let query = request.query
         let order: ListingOrder
-        switch Negotiation.queryValue("sort", in: query).map(String.init) ?? "newest" {
-        case "newest": order = .newest
-        case "oldest": order = .oldest
-        default: return APIError.badRequest("sort must be newest or oldest").response
+        do {
+            order = try ListingOrder(parameter: Negotiation.queryValue("sort", in: query).map(String.init))
+        } catch {
+            return error.response
         }
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
             guard let text = Negotiation.queryValue(name, in: query) else { return value }

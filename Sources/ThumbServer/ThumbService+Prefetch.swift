@@ -3,34 +3,34 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (API.md, "Prefetch").
+/// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (docs/API.md, "Prefetch").
 extension ThumbService {
-    func respondWithPrefetch(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        let path = request.path
-        if path == "/prefetch" {
-            switch request.method {
-            case "POST":
-                // Resolving thousands of paths takes a while: off the connection's queue.
-                DispatchQueue.global(qos: .userInitiated).async { completion(self.startPrefetch(request.body)) }
-            case "DELETE":
-                let jobs = prefetcher.cancelAll()
-                completion(Self.json(status: 200, "{\"jobs\":[\(jobs.map(Self.jobJSON).joined(separator: ","))]}\n"))
-            default:
-                completion(APIError.methodNotAllowed("POST, DELETE").response)
-            }
-            return
+    /// `POST /prefetch`: resolving thousands of paths takes a while, so the job is started off
+    /// the connection's event loop.
+    func startPrefetch(_ request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        DispatchQueue.global(qos: .userInitiated).async { completion(self.startPrefetch(request.body)) }
+    }
+
+    /// `DELETE /prefetch`: stops every job; 200 with their final states.
+    func cancelAllPrefetches() -> HTTPResponse {
+        let jobs = prefetcher.cancelAll()
+        return Self.json(status: 200, "{\"jobs\":[\(jobs.map(Self.jobJSON).joined(separator: ","))]}\n")
+    }
+
+    /// The job id in what follows `/prefetch/`: a whole number above 0; nil for anything else.
+    static func prefetchJobID(_ rest: Substring) -> Int? {
+        guard let id = Int(rest), id > 0 else { return nil }
+        return id
+    }
+
+    /// `GET`/`HEAD /prefetch/{id}` (the job), `DELETE /prefetch/{id}` (`cancel`: the job stopped);
+    /// 404 for no such job.
+    func respondWithPrefetchJob(_ request: HTTPRequest, cancel: Bool) -> HTTPResponse {
+        let job = Self.prefetchJobID(request.path.dropFirst("/prefetch/".count)).flatMap { id in
+            cancel ? prefetcher.cancel(id) : prefetcher.job(id)
         }
-        guard let id = Int(path.dropFirst("/prefetch/".count)), id > 0 else {
-            return completion(APIError.notFound("no such prefetch job").response)
-        }
-        let job: PrefetchJob?
-        switch request.method {
-        case "GET", "HEAD": job = prefetcher.job(id)
-        case "DELETE": job = prefetcher.cancel(id)
-        default: return completion(APIError.methodNotAllowed("GET, HEAD, DELETE").response)
-        }
-        guard let job else { return completion(APIError.notFound("no such prefetch job").response) }
-        completion(Self.json(status: 200, Self.jobJSON(job) + "\n"))
+        guard let job else { return APIError.notFound("no such prefetch job").response }
+        return Self.json(status: 200, Self.jobJSON(job) + "\n")
     }
 
     /// Validates the body, resolves every item, then queues the job: 202, or 400 with nothing queued.
@@ -66,9 +66,7 @@ extension ThumbService {
                 failed += 1   // missing, or not a file
                 continue
             }
-            let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: plan.grid,
-                               format: plan.format, quality: configuration.quality)
-            requests.append(ThumbnailRequest(key: key, asset: asset))
+            requests.append(ThumbnailRequest(key: cacheKey(of: asset, grid: plan.grid, format: plan.format), asset: asset))
         }
         let job = prefetcher.start(grid: plan.grid.name, requests: requests, failedUpfront: failed)
         return Self.json(status: 202, Self.jobJSON(job) + "\n")

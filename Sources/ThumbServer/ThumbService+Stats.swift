@@ -1,7 +1,7 @@
 import Foundation
 import Thumbnails
 
-/// `GET /stats` (API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
+/// `GET /stats` (docs/API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
 /// numbers, read once per request from the caches, the render statistics and the request counters.
 extension ThumbService {
     /// Everything `/stats` and `/metrics` report, read at one moment.

@@ -3,16 +3,13 @@ import HTTP
 import Rendering
 import Thumbnails
 
-/// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (API.md, "Thumbnails").
+/// `GET`/`HEAD /thumbnails/{grid}/{asset path}` (docs/API.md, "Thumbnails").
 extension ThumbService {
     /// `retries`: how many more times a render that finds its source changed or gone since the
     /// path was resolved starts over from the path (the file now there, if any, is the one the
     /// client wants: a `current -> v2` link switched and `v1` deleted must not give a 404).
     func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        guard request.method == "GET" || request.method == "HEAD" else {
-            return completion(APIError.methodNotAllowed("GET, HEAD").response)
-        }
         let resolved: ResolvedKeyCache.Entry
         let versioned: Bool
         do {
@@ -26,15 +23,15 @@ extension ThumbService {
         }
         let key = resolved.key
         let cacheControl = versioned ? configuration.cacheControl : configuration.unversionedCacheControl
-        let precondition = request.headers.contains("If-None-Match")
+        let noneMatch = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
-        if case .tag = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+        if case .tag = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
         // Hits are answered here, without a closure or a flight.
         let absence: ThumbnailPipeline.Absence
         switch pipeline.cached(key, acceptsFile: true) {
         case .hit(let result):
-            if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+            if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
             return completion(hitResponse(result, for: resolved, versioned: versioned))
         case .absent(let missing):
             absence = missing
@@ -43,7 +40,7 @@ extension ThumbService {
         let waiting = pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
             switch result {
             case .success(let result):
-                if case .any = precondition { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+                if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
                 completion(result.tier == .miss ? missResponse(result, for: key, cacheControl: cacheControl)
                     : hitResponse(result, for: resolved, versioned: versioned))
             case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
@@ -57,7 +54,7 @@ extension ThumbService {
         if let waiting { request.clientAbort.onAbort { [pipeline] in pipeline.abandon(waiting) } }
     }
 
-    /// The headers every 200 for `key` carries (API.md, "Thumbnails"); `cacheControl` is the
+    /// The headers every 200 for `key` carries (docs/API.md, "Thumbnails"); `cacheControl` is the
     /// versioned or the unversioned policy.
     private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier,
                                   cacheControl: String) -> HTTPHeaders {
@@ -145,7 +142,7 @@ extension ThumbService {
         } catch {
             switch error {
             // A name that is not UTF-8 is looked up as its bytes (a file from an old Latin-1
-            // share); when it names nothing, the path is invalid UTF-8, as API.md has it: 400.
+            // share); when it names nothing, the path is invalid UTF-8, as docs/API.md has it: 400.
             case .notFound where names.contains(where: { String(validating: $0, as: UTF8.self) == nil }):
                 throw APIError.badRequest("the path is not UTF-8 and names no file")
             case .notFound, .outsideRoot: throw APIError.notFound("no such asset")
@@ -153,12 +150,17 @@ extension ThumbService {
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             }
         }
-        let key = CacheKey(asset: asset.assetPath, source: asset.identity, spec: spec,
-                           format: format, quality: configuration.quality)
-        return (key, asset)
+        return (cacheKey(of: asset, grid: spec, format: format), asset)
     }
 
-    /// Maps pipeline errors to API.md statuses.
+    /// The cache key of `asset` at `grid` in `format`: the one key GET, HEAD and prefetch all
+    /// read and write (docs/API.md, "Thumbnails": "The same key is used by GET, HEAD and prefetch").
+    func cacheKey(of asset: ResolvedAsset, grid: GridSpec, format: FormatChoice) -> CacheKey {
+        CacheKey(asset: asset.assetPath, source: asset.identity, spec: grid, format: format, quality: configuration.quality)
+    }
+
+    /// Maps pipeline errors to docs/API.md statuses: the one mapping of a `RenderError.Kind` (and of
+    /// a full queue or a timeout) to a status, code and message.
     static func apiError(for error: ThumbnailError) -> APIError {
         switch error {
         case .overloaded:

@@ -4,9 +4,9 @@ import Rendering
 import Synchronization
 import Thumbnails
 
-/// The application behind the HTTP server: routes requests (API.md, "Endpoints") to the
-/// thumbnail pipeline and the stats, and turns results and errors into responses. Holds no
-/// socket state; tests drive it directly through `respond(to:completion:)`.
+/// The application behind the HTTP server: routes requests (docs/API.md, "Endpoints"; the table is
+/// `Route.all`) to the thumbnail pipeline and the stats, and turns results and errors into
+/// responses. Holds no socket state; tests drive it directly through `respond(to:completion:)`.
 public final class ThumbService: HTTPResponder {
     public let configuration: ServiceConfiguration
     public let library: Library
@@ -43,39 +43,35 @@ public final class ThumbService: HTTPResponder {
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        let path = request.path
-        if Self.hasPrefix(request.target, "/thumbnails/") {
-            respondWithThumbnail(to: request, completion: completion)
-            return
+        // The thumbnail route before anything else, by a `memcmp` of the target's bytes: every
+        // hit comes this way, and walks no table.
+        if case .prefix(let prefix) = Route.thumbnails.match, Self.hasPrefix(request.target, prefix) {
+            return answer(request, by: Route.thumbnails, completion: completion)
         }
-        if let refusal = AdminAuthorization.refusal(for: request, token: configuration.adminToken) {
+        let path = request.path
+        for route in Route.all where route.matches(path) {
+            return answer(request, by: route, completion: completion)
+        }
+        completion(APIError.notFound("no such resource").response)
+    }
+
+    /// Answers a request `route` matched: 401 without the admin token where the route needs it,
+    /// 404 when the rest of the path names nothing, 405 (with the route's `Allow`) for a method
+    /// it does not answer, else its handler's response.
+    private func answer(_ request: HTTPRequest, by route: Route, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        let method = Route.Methods(method: request.method)
+        if route.access != .open,
+           let refusal = AdminAuthorization.refusal(for: request, method: method, access: route.access,
+                                                    token: configuration.adminToken) {
             return completion(refusal.response)
         }
-        if path == "/prefetch" || path.hasPrefix("/prefetch/") {
-            respondWithPrefetch(to: request, completion: completion)
-            return
+        if let resource = route.resource, let missing = resource(route.rest(of: request.path)) {
+            return completion(missing.response)
         }
-        let response: HTTPResponse
-        switch path {
-        case "/":
-            response = onlyGet(request) ?? HTTPResponse(
-                status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")]),
-                body: GalleryPage.html)
-        case "/assets":
-            response = respondWithListing(to: request)
-        case "/healthz":
-            response = onlyGet(request) ?? Self.json(status: 200, "{\"status\":\"ok\"}\n")
-        case "/stats":
-            response = onlyGet(request) ?? Self.json(status: 200, statsJSON())
-        case "/metrics":
-            response = onlyGet(request) ?? HTTPResponse(
-                status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                                                   ("Cache-Control", "no-store")]),
-                body: Array(metricsText().utf8))
-        default:
-            response = APIError.notFound("no such resource").response
+        guard let method, route.methods.contains(method) else {
+            return completion(APIError.methodNotAllowed(route.methods.allow).response)
         }
-        completion(response)
+        route.handler(self, request, method, completion)
     }
 
     /// Whether `target`'s bytes start with `prefix`'s (a `memcmp`: no `Character` walk).
@@ -88,14 +84,53 @@ public final class ThumbService: HTTPResponder {
         } ?? false
     }
 
-    /// 405 for anything but GET and HEAD on read-only resources.
-    func onlyGet(_ request: HTTPRequest) -> HTTPResponse? {
-        request.method == "GET" || request.method == "HEAD" ? nil : APIError.methodNotAllowed("GET, HEAD").response
-    }
-
     static func json(status: Int, _ text: String) -> HTTPResponse {
         HTTPResponse(status: status,
                      headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
                      body: Array(text.utf8))
     }
+}
+
+/// The routes (docs/API.md, "Endpoints"; README, "URLs"), each declared once.
+extension Route {
+    /// `GET`/`HEAD /thumbnails/{grid}/{asset path}`: matched first (`ThumbService.respond`).
+    static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, completion in
+        service.respondWithThumbnail(to: request, completion: completion)
+    }
+
+    /// Every route, in the order they are matched.
+    static let all: [Route] = [
+        thumbnails,
+        Route(match: .path("/"), methods: .read, access: .open) { _, _, _, completion in
+            completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"),
+                                                                       ("Cache-Control", "no-store")]),
+                                    body: GalleryPage.html))
+        },
+        Route(match: .path("/assets"), methods: .read, access: .open) { service, request, _, completion in
+            completion(service.respondWithListing(to: request))
+        },
+        Route(match: .path("/healthz"), methods: .read, access: .open) { _, _, _, completion in
+            completion(ThumbService.json(status: 200, "{\"status\":\"ok\"}\n"))
+        },
+        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, completion in
+            completion(ThumbService.json(status: 200, service.statsJSON()))
+        },
+        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, completion in
+            completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                                       ("Cache-Control", "no-store")]),
+                                    body: Array(service.metricsText().utf8)))
+        },
+        Route(match: .path("/prefetch"), methods: [.post, .delete], access: .adminToChange) { service, request, method, completion in
+            if method == .post {
+                service.startPrefetch(request, completion: completion)
+            } else {
+                completion(service.cancelAllPrefetches())
+            }
+        },
+        Route(match: .prefix("/prefetch/"), methods: [.get, .head, .delete], access: .adminToChange,
+              resource: { ThumbService.prefetchJobID($0) == nil ? APIError.notFound("no such prefetch job") : nil }) {
+            service, request, method, completion in
+            completion(service.respondWithPrefetchJob(request, cancel: method == .delete))
+        },
+    ]
 }

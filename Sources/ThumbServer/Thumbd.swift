@@ -41,29 +41,12 @@ public final class Thumbd: Sendable {
         } catch {
             throw ConfigError("libvips could not start: \(error)")
         }
-        var pipelineConfiguration = PipelineConfiguration(cacheDirectory: config.cacheDirectory)
-        pipelineConfiguration.memoryLimitBytes = config.memoryCacheBytes
-        pipelineConfiguration.diskLimitBytes = config.diskCacheBytes
-        pipelineConfiguration.renderWorkers = config.renderWorkers
-        pipelineConfiguration.prefetchWorkers = config.prefetchWorkers
-        pipelineConfiguration.renderQueueLimit = config.renderQueueLimit
-        pipelineConfiguration.maxSourcePixels = config.maxSourcePixels
-        pipelineConfiguration.maxSourceBytes = config.maxSourceBytes
-        pipelineConfiguration.renderDeadlineSeconds = config.renderTimeoutSeconds
-        pipelineConfiguration.memoryFileBudget = Self.memoryFileBudget(maxConnections: config.maxConnections)
         let pipeline: ThumbnailPipeline
         do {
-            pipeline = try ThumbnailPipeline(configuration: pipelineConfiguration, renderer: renderer)
+            pipeline = try ThumbnailPipeline(configuration: config.pipeline, renderer: renderer)
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
         }
-        var serviceConfiguration = ServiceConfiguration()
-        serviceConfiguration.grids = config.grids
-        serviceConfiguration.cacheControl = config.cacheControl
-        serviceConfiguration.unversionedCacheControl = config.cacheControlUnversioned
-        serviceConfiguration.webpEnabled = config.webp
-        serviceConfiguration.quality = config.quality
-        serviceConfiguration.adminToken = config.adminToken
         let index: LibraryIndex
         do {
             index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite")
@@ -98,20 +81,11 @@ public final class Thumbd: Sendable {
                     + "and max_user_instances); memoised URLs will be resolved again on every request")
             }
         }
-        let service = ThumbService(configuration: serviceConfiguration, library: library, pipeline: pipeline, index: index,
+        let service = ThumbService(configuration: config.service, library: library, pipeline: pipeline, index: index,
                                    watches: watches)
         let accessLog = config.accessLog ? AccessLog() : nil
 
-        var http = HTTPServerConfiguration()
-        http.queueCount = loops
-        http.host = config.host
-        http.port = UInt16(config.port)
-        http.maxConnections = config.maxConnections
-        http.headerTimeout = config.headerTimeoutSeconds
-        http.idleTimeout = config.idleTimeoutSeconds
-        http.maxHeaderBytes = config.maxHeaderBytes
-        http.maxRequestLineBytes = config.maxHeaderBytes
-        http.maxBodyBytes = config.maxBodyBytes
+        var http = config.http(eventLoops: loops)
         let requests = service.requests
         http.onExchange = { exchange in
             requests.record(exchange)
@@ -128,16 +102,6 @@ public final class Thumbd: Sendable {
     /// One line on stderr, `thumbd: ` first.
     private static func warn(_ message: String) {
         FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
-    }
-
-    /// How many memory-tier thumbnails may each hold a descriptor (a sealed memfd): what the
-    /// open-file limit (raised to its hard limit when serving starts) leaves after
-    /// `maxConnections` and 1,024 for everything else (disk entries kept open, renders, the
-    /// index). `0` when nothing is left: the memory tier then keeps arrays only.
-    static func memoryFileBudget(maxConnections: Int) -> Int {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return max(0, min(Int(clamping: limit.rlim_max), 1 << 20) - maxConnections - 1024)
     }
 
     /// Binds and starts serving; returns the bound port.

@@ -1,7 +1,7 @@
 import Foundation
 import Rendering
 
-/// What a requested thumbnail's format is decided by (API.md, "output"): `automatic` is JPEG for
+/// What a requested thumbnail's format is decided by (docs/API.md, "output"): `automatic` is JPEG for
 /// opaque sources and PNG for sources with alpha; the others are forced by `?format=` or chosen
 /// from `Accept: image/webp`.
 public enum FormatChoice: String, Sendable, Hashable {
@@ -19,7 +19,7 @@ public enum FormatChoice: String, Sendable, Hashable {
     }
 }
 
-/// The cache key of one thumbnail (API.md, "The cache key covers"): the asset path as spelled
+/// The cache key of one thumbnail (docs/API.md, "The cache key covers"): the asset path as spelled
 /// on disk (`ResolvedAsset.assetPath`: every URL spelling of one file gives the same), the
 /// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
 /// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.

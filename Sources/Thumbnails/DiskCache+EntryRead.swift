@@ -49,10 +49,7 @@ extension DiskCache {
         guard payload.count == size - headSize,
               let thumbnail = DiskEntry.decode(head: UnsafeRawBufferPointer(head), payload: payload, key: key)
         else { return .some(nil) }
-        let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        if Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= stampInterval { futimens(fd, nil) }
+        if timespec.now(CLOCK_REALTIME).nanoseconds - st.st_mtim.nanoseconds >= stampInterval { futimens(fd, nil) }
         return .some(thumbnail)
     }
 }

@@ -94,9 +94,7 @@ extension DiskCache {
     /// the next hit checks it again (at most once per resolution per entry). True if stamped.
     @discardableResult
     private func stampRecency(_ entry: OpenDiskEntry, digest: String, modified: Int64) -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        guard Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - modified >= recencyResolutionNanoseconds else { return false }
+        guard timespec.now(CLOCK_REALTIME).nanoseconds - modified >= recencyResolutionNanoseconds else { return false }
         _ = futimens(entry.fd, nil)
         index.withLock { state in
             if state.open[digest]?.entry === entry { state.open[digest] = nil }

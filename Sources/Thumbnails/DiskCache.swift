@@ -104,8 +104,7 @@ public final class DiskCache: Sendable {
             where CacheDirectory.isEntryName(name) && name.hasPrefix(shard) {
                 var st = stat()
                 guard lstat(shardPath + "/" + name, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                found.append((name, Self.blocks(Int(st.st_size)),
-                              Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)))
+                found.append((name, Self.blocks(Int(st.st_size)), st.st_mtim.nanoseconds))
             }
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }

@@ -35,7 +35,7 @@ public enum LibraryError: Error, Sendable, Equatable {
     case notRegularFile
 }
 
-/// The library root and the rules for reaching files under it (API.md, "Thumbnails"): nothing
+/// The library root and the rules for reaching files under it (docs/API.md, "Thumbnails"): nothing
 /// outside the root is ever read — not through `..`, absolute paths or symlinks that resolve
 /// outside — and dot-files are not served. A name is looked up byte for byte first: the name on
 /// disk that matches the request exactly always wins. Only when there is none does a UTF-8 name
@@ -75,28 +75,61 @@ public struct Library: Sendable {
         var path = rootPath
         var onDisk: [UInt8] = []
         for name in names {
-            guard let first = name.first, first != UInt8(ascii: "."), !name.contains(UInt8(ascii: "/")), !name.contains(0)
-            else { throw .notFound }
+            guard Self.isServableName(name), !name.contains(UInt8(ascii: "/")), !name.contains(0) else { throw .notFound }
             let found = try diskName(of: name, in: path)
             path = path.appending(found)
             if !onDisk.isEmpty { onDisk.append(UInt8(ascii: "/")) }
             onDisk += found
         }
-        // Symlinks may point anywhere: only what resolves under the root is served.
-        guard let real = path.withCString({ realpath($0, nil) }) else { throw .notFound }
-        let resolved = DiskPath(cString: real)
-        free(real)
-        guard resolved.isInside(rootPath) else { throw .outsideRoot }
-        var st = stat()
-        guard resolved.withCString({ stat($0, &st) }) == 0 else { throw .notFound }
-        switch st.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw .notFound
-        default: throw .notRegularFile
+        let resolved: DiskPath, st: stat
+        switch target(of: path) {
+        case .file(let real, let status): (resolved, st) = (real, status)
+        case .directory, .missing: throw .notFound
+        case .other: throw .notRegularFile
+        case .outside: throw .outsideRoot
         }
         return ResolvedAsset(assetPath: DiskPath(bytes: onDisk), absolutePath: resolved,
                              requestedPath: path, identity: SourceIdentity(st),
                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }
+
+    /// What a path under the root leads to with its symlinks followed (`realpath`, then `stat`).
+    public enum Target {
+        /// A regular file inside the root: an asset. Its real path and `stat`.
+        case file(DiskPath, stat)
+        /// A directory inside the root: its files are assets (listed by a walk, reached by URLs).
+        case directory(DiskPath, stat)
+        /// Inside the root, but a FIFO, socket or device: never an asset.
+        case other
+        /// Resolves outside the root: never read, never listed.
+        case outside
+        /// Nothing there (a dangling link), or it cannot be looked at.
+        case missing
+    }
+
+    /// What `path` (under the root, perhaps through symlinks) leads to: the one rule for which
+    /// files are assets, shared by `resolve` (a URL's path) and `LibraryIndex`'s walk (the
+    /// listing, for each symlink it meets). Symlinks may point anywhere: only what resolves
+    /// under the root counts, a link to a file or a directory alike.
+    public func target(of path: DiskPath) -> Target {
+        guard let real = path.withCString({ realpath($0, nil) }) else { return .missing }
+        let resolved = DiskPath(cString: real)
+        free(real)
+        guard resolved.isInside(rootPath) else { return .outside }
+        var st = stat()
+        guard resolved.withCString({ stat($0, &st) }) == 0 else { return .missing }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG: return .file(resolved, st)
+        case S_IFDIR: return .directory(resolved, st)
+        default: return .other
+        }
+    }
+
+    /// Whether a name on the way to an asset may be served and listed: not empty, not a
+    /// dot-file (`.`, `..`, `.hidden`).
+    public static func isServableName(_ name: [UInt8]) -> Bool {
+        guard let first = name.first else { return false }
+        return first != UInt8(ascii: ".")
     }
 
     /// The spelling of `name` that exists in `directory`: exactly as given, when the directory

@@ -144,8 +144,8 @@ public final class LibraryWatch: Sendable {
     private static func probes(of instance: Instance, count: Int) -> [Int32]? {
         var probes: [Int32] = []
         for _ in 0..<max(1, count) {
-            let probe = clinux_create()
-            guard probe >= 0, clinux_add(probe, instance.fd, clinux_in, 0) == 0 else {
+            let probe = clinux_epoll_create()
+            guard probe >= 0, clinux_epoll_add(probe, instance.fd, clinux_epoll_in, 0) == 0 else {
                 if probe >= 0 { _ = Glibc.close(probe) }
                 for probe in probes { _ = Glibc.close(probe) }
                 return nil
@@ -181,7 +181,7 @@ public final class LibraryWatch: Sendable {
     /// watch's probe when nothing is queued; otherwise reads the events first (and starts walks
     /// of new directories). Why an unchanged stamp can be trusted: see the type's doc.
     public func stamp() -> UInt64? {
-        let ready = probing.withLock { _ in clinux_ready(probe) }
+        let ready = probing.withLock { _ in clinux_epoll_ready(probe) }
         let g = instance.generation.load(ordering: .sequentiallyConsistent)
         if ready == 0 && g & Instance.flags == 0 { return g }
         if ready < 0 || g & Instance.abandoned != 0 { return nil }

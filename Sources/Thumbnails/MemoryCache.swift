@@ -60,13 +60,6 @@ public final class MemoryCache: Sendable {
         }
     }
 
-    /// The thumbnail for `digest` with its bytes in memory (read back from its memfd when it
-    /// has one), made most recently used; counts a hit or a miss. Nil also when a memfd cannot
-    /// be read.
-    public func value(for digest: String) -> Thumbnail? {
-        entry(for: digest)?.withBytes()
-    }
-
     /// The entry for `digest` without counting or reordering (for prefetch's "already cached").
     public func contains(_ digest: String) -> Bool {
         state.withLock { $0.index[digest] != nil }

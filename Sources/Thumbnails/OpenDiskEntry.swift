@@ -46,7 +46,7 @@ struct FileStamp: Equatable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         size = Int(st.st_size)
-        modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
-        changed = Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)
+        modified = st.st_mtim.nanoseconds
+        changed = st.st_ctim.nanoseconds
     }
 }

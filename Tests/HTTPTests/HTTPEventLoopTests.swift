@@ -42,7 +42,7 @@ struct HTTPEventLoopTests {
         recorder.loop = loop
         let registered = DispatchSemaphore(value: 0)
         loop.execute {
-            #expect(loop.register(a, events: clinux_in, handler: recorder) != nil)
+            #expect(loop.register(a, events: clinux_epoll_in, handler: recorder) != nil)
             registered.signal()
         }
         #expect(registered.wait(timeout: .now() + 2) == .success)

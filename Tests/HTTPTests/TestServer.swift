@@ -106,7 +106,7 @@ struct RunningServer {
     init(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws {
         var configuration = HTTPServerConfiguration()
         configuration.port = 0
-        configuration.queueCount = 2
+        configuration.eventLoopCount = 2
         let log = ExchangeLog()
         configuration.onExchange = { log.append($0) }
         configure(&configuration)

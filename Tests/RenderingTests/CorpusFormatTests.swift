@@ -21,7 +21,7 @@ enum FormatOutcome: Sendable, CustomStringConvertible {
 struct CorpusFormatTests {
     let renderer = Renderer()
 
-    /// The automatic format (API.md "output"): PNG when libvips loads an alpha band (GIFs,
+    /// The automatic format (docs/API.md "output"): PNG when libvips loads an alpha band (GIFs,
     /// APNG, RGBA PNG and WebP, animated WebP, the RGBA TIFF), JPEG otherwise.
     static let outcomes: [String: FormatOutcome] = [
         "apng-animated.png": .rendered(.png),
@@ -29,7 +29,7 @@ struct CorpusFormatTests {
         "avif-portrait-p3-gps.avif": .rendered(.jpeg),
         "gif-animated-dispose-background.gif": .rendered(.png),
         "gif-animated-loop3.gif": .rendered(.png),
-        "gif-static-photo.gif": .rendered(.png),    // 3 bands (no transparent index), but a GIF: PNG by API.md
+        "gif-static-photo.gif": .rendered(.png),    // 3 bands (no transparent index), but a GIF: PNG by docs/API.md
         "heic-iphone13-irot-and-exif-orientation6.heic": .rendered(.jpeg),
         "heic-iphone7-gps-p3.heic": .rendered(.jpeg),
         "heif-image-collection-4-images.heic": .rendered(.jpeg),

@@ -3,7 +3,7 @@ import Rendering
 import Testing
 
 /// Every camera photo of `corpus/photos` at every default grid: exact size, JPEG, 8-bit sRGB,
-/// no metadata. Expected sizes come from `vipsheader` of the original and API.md's rules.
+/// no metadata. Expected sizes come from `vipsheader` of the original and docs/API.md's rules.
 @Suite(.enabled(if: TestFiles.hasCorpus, "needs the shared corpus"))
 struct CorpusPhotoTests {
     let renderer = Renderer()

@@ -1,5 +1,8 @@
 import Foundation
+import HTTP
+import Rendering
 import Testing
+import Thumbnails
 @testable import ThumbServer
 
 /// Config precedence and validation (README "Configuration").
@@ -11,11 +14,61 @@ import Testing
         return config
     }
 
+    /// The shipped file names every key (but `library`, which has no default: each run gives
+    /// it), each with its default, so that it documents them all and a key added to
+    /// `ConfigOption.all` without it fails here.
     @Test func theShippedConfigFileSaysWhatTheDefaultsSay() throws {
-        let config = try load(["--config", Paths.packageRoot + "/config/thumbd.json", "--library", "/photos"])
+        let path = Paths.packageRoot + "/config/thumbd.json"
+        let config = try load(["--config", path, "--library", "/photos"])
         var expected = Config()
         expected.library = "/photos"
         #expect(config == expected)
+        let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+            as? [String: Any])
+        let keys = Set(ConfigOption.all.map(\.key)).subtracting(["library"]).union(["grids"])
+        #expect(keys.subtracting(file.keys).sorted() == [], "keys missing from config/thumbd.json")
+        #expect(Set(file.keys).subtracting(keys).sorted() == [], "keys config/thumbd.json should not have")
+    }
+
+    /// Every key a subsystem reads reaches its configuration (`Config.pipeline`, `.service`,
+    /// `.http(eventLoops:)`), each set here to a value other than its default.
+    @Test func eachSubsystemGetsItsKeys() {
+        var config = Config()
+        config.cacheDirectory = "/c"
+        config.memoryCacheBytes = 1
+        config.diskCacheBytes = 2
+        config.renderWorkers = 3
+        config.prefetchWorkers = 4
+        config.renderQueueLimit = 5
+        config.maxSourcePixels = 6
+        config.maxSourceBytes = 7
+        config.renderTimeoutSeconds = 8
+        config.grids = [GridSpec(name: "s", width: 9, height: 10, fit: .contain)]
+        config.cacheControl = "private"
+        config.cacheControlUnversioned = "no-store"
+        config.webp = false
+        config.quality = 11
+        config.adminToken = "t"
+        config.host = "::1"
+        config.port = 12
+        config.maxConnections = 13
+        config.headerTimeoutSeconds = 14
+        config.idleTimeoutSeconds = 15
+        config.maxHeaderBytes = 16
+        config.maxBodyBytes = 17
+        let pipeline = config.pipeline
+        #expect(pipeline.cacheDirectory == "/c" && pipeline.memoryLimitBytes == 1 && pipeline.diskLimitBytes == 2)
+        #expect(pipeline.renderWorkers == 3 && pipeline.prefetchWorkers == 4 && pipeline.renderQueueLimit == 5)
+        #expect(pipeline.maxSourcePixels == 6 && pipeline.maxSourceBytes == 7 && pipeline.renderDeadlineSeconds == 8)
+        #expect(pipeline.memoryFileBudget == Config.memoryFileBudget(maxConnections: 13))
+        let service = config.service
+        #expect(service.grids == config.grids && service.cacheControl == "private")
+        #expect(service.unversionedCacheControl == "no-store" && !service.webpEnabled)
+        #expect(service.quality == 11 && service.adminToken == "t")
+        let http = config.http(eventLoops: 18)
+        #expect(http.eventLoopCount == 18 && http.host == "::1" && http.port == 12 && http.maxConnections == 13)
+        #expect(http.headerTimeout == 14 && http.idleTimeout == 15)
+        #expect(http.maxHeaderBytes == 16 && http.maxRequestLineBytes == 16 && http.maxBodyBytes == 17)
     }
 
     @Test func flagsBeatEnvironmentBeatFile() throws {

@@ -49,7 +49,7 @@ struct CorpusSweepTests {
             #expect(response.status == 200, "\(name): \(response.status) \(response.text)")
             let header = try #require(response.image, "\(name)")
             // Alpha by the source's band count (grey+alpha 2, RGBA 4; CMYK's 4 bands are opaque), as vipsheader reads it; GIFs
-            // always load with alpha (API.md).
+            // always load with alpha (docs/API.md).
             let bands = Int(VipsHeader.field("bands", corpus + "/formats/" + name)) ?? 3
             let cmyk = VipsHeader.field("interpretation", corpus + "/formats/" + name).contains("CMYK")
             let alpha = bands == 2 || (bands == 4 && !cmyk) || name.hasSuffix(".gif")

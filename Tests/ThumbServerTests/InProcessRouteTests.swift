@@ -15,11 +15,12 @@ import Testing
         let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
         let thumbd: Thumbd
 
-        init(memoryCacheBytes: Int = Config().memoryCacheBytes) throws {
+        init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "") throws {
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
             config.memoryCacheBytes = memoryCacheBytes
+            config.adminToken = adminToken
             thumbd = try Thumbd(config: config)   // not started: no socket is bound
         }
 
@@ -90,6 +91,49 @@ import Testing
         #expect(pngHit.headers["ETag"] == png.headers["ETag"] && pngHit.headers["ETag"] != etag)
         #expect(ImageHeader(pngHit.body) == ImageHeader(format: "png", width: 393, height: 393))
         #expect(service.respond("GET", target).headers["Content-Type"] == "image/jpeg")
+    }
+
+    /// Every route with every method, with and without an admin token: what each answers, and
+    /// the `Allow` of each 405 (README, "URLs"). An admin route refuses a request without the
+    /// token (401) before it looks at the method; a malformed job id is 404 whatever the method.
+    @Test(arguments: [false, true])
+    func everyRouteAnswersEachMethodAsDeclared(withToken: Bool) throws {
+        let service = try Service(adminToken: withToken ? "s3cret" : "")
+        let get = "GET, HEAD", jobs = "POST, DELETE", job = "GET, HEAD, DELETE"
+        let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
+        /// Per target: the status of each method in `methods` order (0: 200 or 503, the index
+        /// may still be in its first scan), and the `Allow` of its 405s.
+        let readable = [200, 200, 405, 405, 405, 405], nothing = [404, 404, 404, 404, 404, 404]
+        var expected: [(String, [Int], String?)] = [
+            ("/thumbnails/3/Landscape_1.jpg", readable, get), ("/", readable, get),
+            ("/assets", [0, 0, 405, 405, 405, 405], get), ("/healthz", readable, get),
+            ("/stats", readable, get), ("/metrics", readable, get),
+            ("/prefetch", [405, 405, 400, 405, 200, 405], jobs),   // POST: an empty body is 400
+            ("/prefetch/1", [404, 404, 405, 405, 404, 405], job),
+        ] + ["/prefetch/abc", "/prefetch/0", "/prefetch/", "/thumbnails", "/assets/", "/elsewhere"].map { ($0, nothing, nil) }
+        if withToken {
+            let admin = [401, 401, 401, 401, 401, 401]
+            for (i, (target, statuses, allow)) in expected.enumerated() {
+                switch target {
+                case "/stats", "/metrics": expected[i] = (target, admin, nil)
+                case _ where target.hasPrefix("/prefetch"):   // reading a job stays open
+                    expected[i] = (target, Array(statuses.prefix(2)) + admin.dropFirst(2), allow)
+                default: break
+                }
+            }
+        }
+        for (target, statuses, allow) in expected {
+            for (method, status) in zip(methods, statuses) {
+                let response = service.respond(method, target)
+                if status == 0 {
+                    #expect(response.status == 200 || response.status == 503, "\(method) \(target)")
+                } else {
+                    #expect(response.status == status, "\(method) \(target)")
+                }
+                #expect(response.headers["Allow"] == (response.status == 405 ? allow : nil), "\(method) \(target)")
+                #expect((response.headers["WWW-Authenticate"] != nil) == (response.status == 401), "\(method) \(target)")
+            }
+        }
     }
 
     @Test func errorsAreJSONWithTheirStatus() throws {

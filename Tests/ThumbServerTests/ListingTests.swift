@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ThumbServer
 
-/// `GET /assets` and the persisted library index (API.md, "Listing").
+/// `GET /assets` and the persisted library index (docs/API.md, "Listing").
 @Suite struct ListingTests {
     /// A library of real photos with known capture times:
     /// galaxy (EXIF 2011-04-02 18:30:10), sony (EXIF 2001-11-27 18:33:44), kodak (EXIF 2000-10-26

@@ -126,7 +126,7 @@ import Testing
         #expect(b.status == 200 && b.width == 1179 && b.height == 786)
         #expect(try server.get("/thumbnails/1/latin1-caf%E9.jpg").header("X-Cache") == "HIT-MEMORY")
         #expect(try server.get("/thumbnails/1/latin1-caf%e9.jpg").status == 200)   // either hex case
-        // Bytes that are not UTF-8 and name no file stay a bad request (API.md).
+        // Bytes that are not UTF-8 and name no file stay a bad request (docs/API.md).
         #expect(try server.get("/thumbnails/1/latin1-caf%E8.jpg").status == 400)
         #expect(try server.get("/thumbnails/1/latin1-caf%EF%BF%BD.jpg").status == 404)   // the display path names nothing
 

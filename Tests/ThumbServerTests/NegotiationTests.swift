@@ -1,7 +1,7 @@
 import Testing
 @testable import ThumbServer
 
-/// `Accept` → WebP (API.md, "output"): only a named `image/webp` with a non-zero q counts.
+/// `Accept` → WebP (docs/API.md, "output"): only a named `image/webp` with a non-zero q counts.
 @Suite struct NegotiationTests {
     @Test(arguments: [
         (["image/webp"], true),

@@ -1,8 +1,10 @@
 import Foundation
+import Rendering
 import Testing
+import Thumbnails
 @testable import ThumbServer
 
-/// Hostile and unusual paths, methods and routes (API.md, "Thumbnails" and "Errors").
+/// Hostile and unusual paths, methods and routes (docs/API.md, "Thumbnails" and "Errors").
 @Suite struct PathAndErrorTests {
     /// A library with tricky names beside a secret outside it.
     final class Fixture {
@@ -78,6 +80,20 @@ import Testing
         #expect(response.status == 400, "\(target)")
         #expect(response.json["error"] as? String == "bad_request")
         #expect(response.json["message"] is String)
+    }
+
+    /// Each render failure kind, a full queue and a timeout: one status and code each (docs/API.md,
+    /// "Thumbnails"), from the mapping the route uses.
+    @Test(arguments: [(ThumbnailError.render(RenderError(kind: .sourceNotFound, message: "")), 404, "not_found"),
+                      (.render(RenderError(kind: .unsupportedSource, message: "")), 415, "unsupported_source"),
+                      (.render(RenderError(kind: .sourceTooLarge, message: "")), 422, "source_too_large"),
+                      (.render(RenderError(kind: .internalFailure, message: "")), 500, "internal_error"),
+                      (.render(RenderError(kind: .sourceChanged, message: "")), 503, "source_changed"),
+                      (.overloaded, 503, "overloaded"), (.deadlineExceeded, 503, "render_timeout")])
+    func everyPipelineErrorHasOneStatus(error: ThumbnailError, status: Int, code: String) {
+        let api = ThumbService.apiError(for: error)
+        #expect(api.status == status && api.code == code, "\(error)")
+        #expect((api.headers["Retry-After"] != nil) == (status == 503), "\(error)")
     }
 
     @Test func wrongMethodsAre405WithAllow() throws {

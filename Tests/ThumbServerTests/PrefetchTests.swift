@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ThumbServer
 
-/// `/prefetch` jobs (API.md, "Prefetch").
+/// `/prefetch` jobs (docs/API.md, "Prefetch").
 @Suite(.serialized) struct PrefetchTests {
     /// `count` distinct copies of one fixture photo (distinct paths are distinct cache keys).
     final class CopiesLibrary {
@@ -172,7 +172,7 @@ import Testing
         #expect(stopped.json["state"] as? String == "cancelled")
         let dropped = stopped.json["cancelled"] as? Int ?? 0
         #expect(dropped > 40)
-        // The job DELETE returns is final (API.md): its counts add up to the total at once.
+        // The job DELETE returns is final (docs/API.md): its counts add up to the total at once.
         let counts = ["done", "skipped", "failed", "cancelled"].map { stopped.json[$0] as? Int ?? 0 }
         #expect(counts.reduce(0, +) == 80)
         let rendersAtStop = try server.stat("renders", "total")

@@ -113,7 +113,7 @@ import Testing
         func mtime() -> Int64 {
             var st = stat()
             stat(dir.path + "/entries/" + path, &st)
-            return Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            return st.st_mtim.nanoseconds
         }
         let written = mtime()
         #expect(cache.read(key("a")) != nil)

@@ -45,6 +45,34 @@ import Testing
         #expect(calls.withLock { $0 } == ["late.jpg": 2, "notes.jpg": 1, "ok.jpg": 1])   // a non-image is read once
     }
 
+    /// One rule for the listing and for URLs (`Library.target(of:)`): a symlink to a directory
+    /// inside the root is followed by both, as a link to a file is; one that leads outside, or
+    /// back up the tree (a loop), is listed by neither walk nor served from outside.
+    @Test func aLinkedDirectoryInsideTheRootIsListedAndServedAlike() throws {
+        let (dir, library) = try library(["2024/a.jpg", "2024/deeper/b.jpg"])
+        let outside = TemporaryDirectory("thumbd-outside")
+        outside.write("secret.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        #expect(symlink("2024", dir.path + "/linked") == 0)            // relative, inside
+        #expect(symlink(outside.path, dir.path + "/elsewhere") == 0)   // outside the root
+        #expect(symlink(".", dir.path + "/loop") == 0)                 // the root itself
+        #expect(symlink("..", dir.path + "/2024/up") == 0)             // an ancestor
+        #expect(symlink("missing", dir.path + "/dangling") == 0)
+        let index = try LibraryIndex(library: library, databasePath: dir.path + "-index.sqlite")
+        defer { unlink(dir.path + "-index.sqlite") }
+        index.rescan()
+        let paths = listed(index)
+        #expect(paths == ["2024/a.jpg", "2024/deeper/b.jpg", "linked/a.jpg", "linked/deeper/b.jpg"])
+        // Every listed path is served, to the same file as its real path.
+        for path in paths {
+            let real = path.hasPrefix("linked/") ? "2024/" + path.dropFirst("linked/".count) : path
+            #expect(try library.resolve(path.split(separator: "/").map(String.init)).absolutePath
+                == DiskPath(library.root + "/" + real), "\(path)")
+        }
+        #expect(throws: LibraryError.outsideRoot) { try library.resolve(["elsewhere", "secret.jpg"]) }
+        #expect(throws: LibraryError.notFound) { try library.resolve(["linked"]) }   // a directory is no asset
+        #expect(throws: LibraryError.notFound) { try library.resolve(["dangling"]) }
+    }
+
     @Test func aDirectoryThatCannotBeListedKeepsItsFilesListed() throws {
         let (dir, library) = try library(["2024/a.jpg", "2024/b.jpg", "2025/c.jpg"])
         let failing = Mutex<String?>(nil)

@@ -16,10 +16,10 @@ import Testing
         cache.insert(thumbnail(100), for: "b")
         for name in ["c", "d", "e", "f", "g", "h", "i", "j"] { cache.insert(thumbnail(100), for: name) }
         #expect(cache.statistics.bytes == 1000)
-        #expect(cache.value(for: "a") != nil)       // a is now the most recent; b is the oldest
+        #expect(cache.entry(for: "a") != nil)       // a is now the most recent; b is the oldest
         cache.insert(thumbnail(100), for: "k")      // 1100 > 1000: evict b
-        #expect(cache.value(for: "b") == nil)
-        #expect(cache.value(for: "a") != nil)
+        #expect(cache.entry(for: "b") == nil)
+        #expect(cache.entry(for: "a") != nil)
         let stats = cache.statistics
         #expect(stats.entries == 10)
         #expect(stats.bytes == 1000)
@@ -42,7 +42,7 @@ import Testing
         #expect(a.thumbnail.bytes.isEmpty && a.thumbnail.format == .png && a.thumbnail.width == 2)
         #expect(file.count == 100 && file.bytes() == bytes)
         #expect(c.file == nil && c.thumbnail.bytes == bytes)   // over the budget: an array
-        #expect(cache.value(for: "a")?.bytes == bytes)          // read back for callers that want bytes
+        #expect(cache.entry(for: "a")?.withBytes()?.bytes == bytes)   // read back for callers that want bytes
         // Sealed: neither written nor grown.
         #expect(pwrite(file.fd, [9], 1, 0) == -1)
         #expect(ftruncate(file.fd, 1000) == -1)
@@ -64,8 +64,8 @@ import Testing
         let cache = MemoryCache(limitBytes: 1000)
         cache.insert(thumbnail(101), for: "big")
         cache.insert(thumbnail(100), for: "fits")
-        #expect(cache.value(for: "big") == nil)
-        #expect(cache.value(for: "fits")?.bytes.count == 100)
+        #expect(cache.entry(for: "big") == nil)
+        #expect(cache.entry(for: "fits")?.withBytes()?.bytes.count == 100)
         #expect(cache.statistics.entries == 1)
     }
 

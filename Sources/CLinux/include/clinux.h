@@ -1,8 +1,9 @@
 // Linux calls that Swift's Glibc module does not import (it is built without _GNU_SOURCE), in
-// fixed-layout wrappers: epoll(7) and eventfd(2) for the HTTP event loops (`struct epoll_event`
-// is packed on x86-64, so events come back as (id, event bits) pairs), thread names, and
-// preadv2(2) with RWF_NOWAIT for the disk cache's page-cache-only reads, and sealed memfds for
-// the memory cache.
+// fixed-layout wrappers, each named after the facility it wraps: epoll(7) (`clinux_epoll_*`)
+// and eventfd(2) for the HTTP event loops (`struct epoll_event` is packed on x86-64, so events
+// come back as (id, event bits) pairs), thread names, preadv2(2) with RWF_NOWAIT for the disk
+// cache's page-cache-only reads, sealed memfds for the memory cache, inotify(7) for
+// `LibraryWatch`, and renameat2(2) with RENAME_NOREPLACE for the disk cache.
 #ifndef CLINUX_H
 #define CLINUX_H
 
@@ -10,23 +11,23 @@
 #include <sys/types.h>
 
 /// Event bits, as in <sys/epoll.h>.
-extern const uint32_t clinux_in, clinux_out, clinux_err, clinux_hup, clinux_rdhup;
+extern const uint32_t clinux_epoll_in, clinux_epoll_out, clinux_epoll_err, clinux_epoll_hup;
 
 /// `epoll_create1(EPOLL_CLOEXEC)`: a descriptor, or -1 with errno set.
-int clinux_create(void);
+int clinux_epoll_create(void);
 
 /// `epoll_ctl(epfd, ADD/MOD, fd)` with `events` and `id` as the event's data. 0, or -1 with errno.
-int clinux_add(int epfd, int fd, uint32_t events, uint64_t id);
-int clinux_modify(int epfd, int fd, uint32_t events, uint64_t id);
+int clinux_epoll_add(int epfd, int fd, uint32_t events, uint64_t id);
+int clinux_epoll_modify(int epfd, int fd, uint32_t events, uint64_t id);
 
 /// `epoll_wait` for up to `capacity` events, each returned as `ids[i]` and `events[i]`.
 /// Returns the count, or -1 with errno set (EINTR included).
-int clinux_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms);
+int clinux_epoll_wait(int epfd, uint64_t *ids, uint32_t *events, int capacity, int timeout_ms);
 
 /// Whether a descriptor registered with epoll instance `epfd` is ready now (`epoll_wait` for one
 /// event with a zero timeout, which looks at the instance's ready list without waiting): 1 or 0,
 /// or -1 with errno set. `LibraryWatch`'s probe of the shared inotify queue on a hit.
-int clinux_ready(int epfd);
+int clinux_epoll_ready(int epfd);
 
 /// `eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)`: a descriptor, or -1 with errno set.
 int clinux_eventfd(void);

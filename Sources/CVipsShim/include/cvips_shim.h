@@ -73,8 +73,6 @@ typedef struct {
     size_t length;         /* bytes */
     int width;             /* px */
     int height;            /* px */
-    int bands;             /* bands written: 3 (RGB) or 4 (RGBA) */
-    int size_corrected;    /* 1 when vips_thumbnail missed the exact size and we fixed it */
 } cvips_thumbnail;
 
 /* Starts libvips once per process: vips_init, operation cache off (the server has its own

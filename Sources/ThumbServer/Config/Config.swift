@@ -71,7 +71,7 @@ public struct Config: Sendable, Equatable {
     public var indexRescanSeconds = 2.0
     /// One line per request on stdout (`access_log`). `false` by default.
     public var accessLog = false
-    /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). API.md's three by default.
+    /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). docs/API.md's three by default.
     public var grids: [GridSpec] = GridSpec.defaults
 
     public init() {}

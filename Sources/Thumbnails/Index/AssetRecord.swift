@@ -1,6 +1,6 @@
 import Rendering
 
-/// One listed image of the library (API.md, "Listing").
+/// One listed image of the library (docs/API.md, "Listing").
 public struct AssetRecord: Sendable, Equatable {
     /// Asset path, `/`-separated, spelled as on disk byte for byte (NFD where the disk has NFD;
     /// perhaps not UTF-8): each file under its own name.

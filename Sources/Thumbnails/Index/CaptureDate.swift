@@ -1,7 +1,7 @@
 import Foundation
 
 /// A capture or modification time: an instant plus the UTC offset it was recorded in, written as
-/// ISO 8601 with that offset (API.md, "Listing").
+/// ISO 8601 with that offset (docs/API.md, "Listing").
 public struct CaptureDate: Sendable, Equatable, Comparable {
     /// Milliseconds since the Unix epoch (UTC).
     public var epochMilliseconds: Int64
@@ -16,7 +16,7 @@ public struct CaptureDate: Sendable, Equatable, Comparable {
     public static func < (a: CaptureDate, b: CaptureDate) -> Bool { a.epochMilliseconds < b.epochMilliseconds }
 
     /// From EXIF `DateTimeOriginal` ("YYYY:MM:DD HH:MM:SS") and `OffsetTimeOriginal` ("+09:00");
-    /// without an offset the time is read as UTC (API.md). Nil when the text is not a valid date
+    /// without an offset the time is read as UTC (docs/API.md). Nil when the text is not a valid date
     /// (cameras write "0000:00:00 00:00:00" when unset).
     public init?(exifDateTime: String, offset: String?) {
         let digits = exifDateTime.trimmingCharacters(in: .whitespaces).split(whereSeparator: { ":- T".contains($0) })

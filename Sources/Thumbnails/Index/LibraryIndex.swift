@@ -6,7 +6,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// The library listing (API.md, `GET /assets`): every image under the root with its displayed
+/// The library listing (docs/API.md, `GET /assets`): every image under the root with its displayed
 /// size and capture time, read from headers only (no decode), persisted in SQLite under the cache
 /// directory so a restart answers at once without reading headers again.
 ///
@@ -229,7 +229,9 @@ public final class LibraryIndex: Sendable {
     private func scanNow() -> ScanSummary {
         var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
         var unlisted: [(relative: DiskPath, error: Int32)] = []
-        walk(library.rootPath, relative: [], into: &onDisk, unlisted: &unlisted)
+        var root = stat()
+        let ancestors = library.rootPath.withCString({ stat($0, &root) }) == 0 ? [Self.directoryIdentity(root)] : []
+        walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
         let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
@@ -332,11 +334,14 @@ public final class LibraryIndex: Sendable {
         path.string.map { .text($0) } ?? .blob(Array(path.bytes))
     }
 
-    /// Collects regular files (and symlinks to regular files inside the root), skipping dot-files,
-    /// each under its name as on disk, byte for byte (not normalised, perhaps not UTF-8).
-    /// A directory that is there but cannot be listed (any failure but ENOENT or ENOTDIR: it
-    /// went meanwhile) goes to `unlisted`, with its path relative to the root.
-    private func walk(_ directory: DiskPath, relative: [UInt8],
+    /// Collects what `Library` serves, each under its name as on disk, byte for byte (not
+    /// normalised, perhaps not UTF-8): regular files, skipping dot-files (`Library.isServableName`),
+    /// and what a symlink leads to by `Library.target(of:)`, a file or a directory inside the
+    /// root, as a URL through the link reaches it. A directory that is already on the way down
+    /// (`ancestors`: device and inode; a link to `.` or `..`) is not walked again, so a loop of
+    /// links ends. A directory that is there but cannot be listed (any failure but ENOENT or
+    /// ENOTDIR: it went meanwhile) goes to `unlisted`, with its path relative to the root.
+    private func walk(_ directory: DiskPath, relative: [UInt8], ancestors: [DirectoryIdentity],
                       into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
                       unlisted: inout [(relative: DiskPath, error: Int32)]) {
         guard let dir = openDirectory(directory) else {
@@ -346,27 +351,37 @@ public final class LibraryIndex: Sendable {
         defer { closedir(dir) }
         while let entry = readdir(dir) {
             let name = Library.direntName(entry)
-            guard let first = name.first, first != UInt8(ascii: ".") else { continue }
+            guard Library.isServableName(name) else { continue }
             let absolute = directory.appending(name)
             let path = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
             var st = stat()
             guard absolute.withCString({ lstat($0, &st) }) == 0 else { continue }
             if (st.st_mode & S_IFMT) == S_IFLNK {
-                guard let real = absolute.withCString({ realpath($0, nil) }) else { continue }
-                let target = DiskPath(cString: real)
-                free(real)
-                guard target.isInside(library.rootPath), target.withCString({ stat($0, &st) }) == 0,
-                      (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                switch library.target(of: absolute) {
+                case .file(_, let target), .directory(_, let target): st = target
+                case .other, .outside, .missing: continue
+                }
             }
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
-                walk(absolute, relative: path, into: &files, unlisted: &unlisted)
+                let identity = Self.directoryIdentity(st)
+                guard !ancestors.contains(identity) else { continue }
+                walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted)
             case S_IFREG:
                 files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
             default:
                 continue
             }
         }
+    }
+
+    /// A directory's device and inode, which tell a directory reached again through a link.
+    struct DirectoryIdentity: Equatable {
+        let device: UInt64, inode: UInt64
+    }
+
+    private static func directoryIdentity(_ st: stat) -> DirectoryIdentity {
+        DirectoryIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     private static func sort(_ s: inout State) {

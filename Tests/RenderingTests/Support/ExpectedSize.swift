@@ -1,6 +1,6 @@
 import Rendering
 
-/// The thumbnail size API.md's "grid" rules give, worked out here in integers, apart from
+/// The thumbnail size docs/API.md's "grid" rules give, worked out here in integers, apart from
 /// `GridSpec.outputSize`, so the two can be checked against each other.
 ///
 /// - `contain`: a source that fits the box keeps its size; otherwise scale by the limiting

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Byte signatures of the metadata a thumbnail must not carry (API.md "output": no EXIF, GPS,
+/// Byte signatures of the metadata a thumbnail must not carry (docs/API.md "output": no EXIF, GPS,
 /// XMP, IPTC; the ICC profile dropped after conversion to sRGB).
 enum Metadata {
     static let signatures: [(name: String, bytes: [UInt8])] = [

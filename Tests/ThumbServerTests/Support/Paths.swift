@@ -57,7 +57,7 @@ enum VipsHeader {
     }
 }
 
-/// The expected output size by API.md's rules, worked out here from the grid box and the source's
+/// The expected output size by docs/API.md's rules, worked out here from the grid box and the source's
 /// displayed size, independently of `GridSpec.outputSize`.
 enum ExpectedSize {
     static func of(grid: String, width w: Int, height h: Int) -> (width: Int, height: Int) {
