@@ -3,7 +3,7 @@ import Foundation
 import Rendering
 import Synchronization
 
-/// Which tier answered a request (the `X-Cache` header of API.md).
+/// Which tier answered a request (the `X-Cache` header of docs/API.md).
 public enum CacheTier: String, Sendable {
     case memory = "HIT-MEMORY"
     case disk = "HIT-DISK"

@@ -204,7 +204,10 @@ import Testing
         let loaded = try (303..<306).map(latency).min()!
         #expect(try server.stat("prefetch", "queued") > 100)   // the prefetch really was running
         _ = try server.get("/prefetch", method: "DELETE")
-        #expect(loaded <= 2 * idle + 0.05, "idle \(idle) s, during prefetch \(loaded) s")
+        // Prefetch may hold every worker (prefetch_workers = all): the miss waits for one of
+        // them to finish (at most one render), then renders beside the other: about 2x, 3x with
+        // the noise of parallel suites; behind the queue it would be 100x.
+        #expect(loaded <= 3 * idle + 0.05, "idle \(idle) s, during prefetch \(loaded) s")
     }
 
     @Test func stopAllCancelsEveryJob() throws {

@@ -1,4 +1,4 @@
-/// One prefetch job as `POST/GET/DELETE /prefetch` report it (API.md, "Prefetch").
+/// One prefetch job as `POST/GET/DELETE /prefetch` report it (docs/API.md, "Prefetch").
 public struct PrefetchJob: Sendable, Equatable {
     public enum State: String, Sendable {
         case running, done, cancelled

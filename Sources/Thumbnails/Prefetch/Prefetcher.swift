@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Runs prefetch jobs (API.md, "Prefetch"; like `PHCachingImageManager.startCachingImages`):
+/// Runs prefetch jobs (docs/API.md, "Prefetch"; like `PHCachingImageManager.startCachingImages`):
 /// each job's items go to the render scheduler as background work of the job's group, so client
 /// misses run first, newer jobs run before older ones, and prefetch holds at most
 /// `prefetch_workers` of the workers.
@@ -76,7 +76,7 @@ public final class Prefetcher: Sendable {
 
     /// Stops job `id`: its queued items are dropped and counted `cancelled`, and so are the
     /// items rendering at that moment (their renders finish and are cached, but the job's counts
-    /// are final: API.md's "final state"). A job that had already finished is returned
+    /// are final: docs/API.md's "final state"). A job that had already finished is returned
     /// unchanged. Nil when there is no such job.
     public func cancel(_ id: Int) -> PrefetchJob? {
         guard state.withLock({ $0.jobs[id] }) != nil else { return nil }
