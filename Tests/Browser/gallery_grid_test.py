@@ -354,18 +354,24 @@ def column_switch_stops_all_prefetch_first(binary, profile):
         mark = page.mark()
         page.scroll_to((100 + 40 * attempt) * height)
         posts = wait_for("the preheat of a fresh region", 10, lambda: page.prefetch_posts(mark) or None)
-        for job in [page.server.json("GET", "/prefetch/%d" % page.job_of(p)["id"]) for p in posts]:
+        for post in posts:
+            job = page.server.json("GET", "/prefetch/%d" % page.job_of(post)["id"])
             left = job["total"] - job["done"] - job["skipped"] - job["failed"] - job["cancelled"]
-            if job["state"] == "running" and left >= 4:
+            # Enough left that it cannot finish in the moment before thumbd is frozen below
+            # (prefetch renders a fixture photo in about 10 ms on each of the workers).
+            if job["state"] == "running" and left >= 12:
                 running.append(job["id"])
+                break
         if running:
             break
+    # thumbd frozen at once, from before the click until the DELETE is on its way: the jobs
+    # cannot finish first.
+    if running:
+        page.server.pause()
     check(running, "no prefetch job was still running to be stopped")
-    anchor = min(c["index"] for c in page.visible())
-    mark = page.mark()
-    # thumbd frozen from before the click until the DELETE is on its way: the jobs cannot finish first.
-    page.server.pause()
     try:
+        anchor = min(c["index"] for c in page.visible())
+        mark = page.mark()
         page.click('[data-columns="5"]')
         wait_for("DELETE /prefetch sent", 10, lambda: [r for r in page.since(mark, "DELETE", "/prefetch")
                                                        if r["url"].endswith("/prefetch")])
