@@ -71,21 +71,27 @@ extension ThumbService {
     /// A 200 from the memory or disk tier, with the URL's prepared headers.
     private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry,
                              versioned: Bool) -> HTTPResponse {
-        let headers = resolved.headers(tier: result.tier, format: result.thumbnail.format, versioned: versioned)
-        if let file = result.file {
+        Self.ok(resolved.headers(tier: result.tier, format: result.format, versioned: versioned), result.body)
+    }
+
+    /// A 200 with `headers` and the thumbnail's bytes, from memory or sent from their file.
+    private static func ok(_ headers: HTTPHeaders, _ body: ThumbnailResult.Body) -> HTTPResponse {
+        switch body {
+        case .file(let file):
             let region = HTTPFileRegion(fd: file.fd, offset: file.offset, count: file.count, owner: file.owner)
             return HTTPResponse(status: 200, headers: headers, file: region)
+        case .bytes(let bytes):
+            return HTTPResponse(status: 200, headers: headers, body: bytes)
         }
-        return HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes)
     }
 
     /// A 200 for a render this request waited for, with its `Server-Timing`.
     private func missResponse(_ result: ThumbnailResult, for key: CacheKey, cacheControl: String) -> HTTPResponse {
-        var headers = thumbnailHeaders(for: key, format: result.thumbnail.format, tier: .miss, cacheControl: cacheControl)
+        var headers = thumbnailHeaders(for: key, format: result.format, tier: .miss, cacheControl: cacheControl)
         if let ms = result.renderMilliseconds {
             headers.add("Server-Timing", "render;dur=" + String(format: "%.1f", ms))
         }
-        return HTTPResponse(status: 200, headers: headers, body: result.thumbnail.bytes)
+        return Self.ok(headers, result.body)
     }
 
     /// 304 (RFC 9110 §15.4.5): no body; `ETag`, `Cache-Control` and `Vary` as on the 200.

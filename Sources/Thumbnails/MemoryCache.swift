@@ -17,18 +17,32 @@ public final class MemoryCache: Sendable {
         public var evictions = 0
     }
 
-    /// A cached thumbnail: its bytes in `thumbnail`, or, when `file` is set, in that sealed memfd
-    /// (and `thumbnail.bytes` is empty).
+    /// A cached thumbnail: what it is, and where its bytes are.
     public struct Entry: Sendable {
-        public let thumbnail: Thumbnail
-        public let file: MemoryFile?
+        /// Where an entry's bytes are: in an array, or in a sealed memfd (sent with `sendfile`).
+        public enum Storage: Sendable {
+            case bytes([UInt8])
+            case file(MemoryFile)
+        }
 
-        /// The thumbnail with its bytes in memory, read back from `file` when it has one; nil
-        /// when that read fails.
+        public let storage: Storage
+        public let format: ImageFormat
+        /// px.
+        public let width: Int, height: Int
+
+        /// The memfd holding the bytes, when they are in one.
+        public var file: MemoryFile? {
+            if case .file(let file) = storage { return file }
+            return nil
+        }
+
+        /// The thumbnail with its bytes in memory, read back from the memfd when they are in
+        /// one; nil when that read fails.
         public func withBytes() -> Thumbnail? {
-            guard let file else { return thumbnail }
-            guard let bytes = file.bytes() else { return nil }
-            return Thumbnail(bytes: bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
+            switch storage {
+            case .bytes(let bytes): return Thumbnail(bytes: bytes, format: format, width: width, height: height)
+            case .file(let file): return file.bytes().map { Thumbnail(bytes: $0, format: format, width: width, height: height) }
+            }
         }
     }
 
@@ -70,11 +84,9 @@ public final class MemoryCache: Sendable {
     public func insert(_ thumbnail: Thumbnail, for digest: String) {
         let cost = thumbnail.bytes.count
         guard cost <= limitBytes / 10, cost > 0 else { return }
-        var entry = Entry(thumbnail: thumbnail, file: nil)
-        if files.limit > 0, let file = MemoryFile(bytes: thumbnail.bytes, budget: files) {
-            let stripped = Thumbnail(bytes: [], format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
-            entry = Entry(thumbnail: stripped, file: file)
-        }
+        let file = files.limit > 0 ? MemoryFile(bytes: thumbnail.bytes, budget: files) : nil
+        let entry = Entry(storage: file.map { .file($0) } ?? .bytes(thumbnail.bytes),
+                          format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
         state.withLock { lru in
             lru.insert(digest, entry, cost: cost)
             while lru.totalCost > limitBytes, lru.removeLeastRecent() { lru.evictions += 1 }

@@ -40,22 +40,42 @@ public struct ThumbnailRequest: Sendable {
 
 /// A thumbnail and how it was obtained.
 public struct ThumbnailResult: Sendable {
-    /// The thumbnail; its `bytes` are empty when `file` holds them.
-    public var thumbnail: Thumbnail
+    /// Where the encoded bytes are.
+    public enum Body: Sendable {
+        case bytes([UInt8])
+        /// A hit to send from a file (only to callers that accept files): a memory hit held in
+        /// a memfd, or a disk hit from its open entry when the memory tier keeps nothing.
+        case file(ThumbnailFile)
+    }
+
+    public var body: Body
+    public var format: ImageFormat
+    /// px.
+    public var width: Int, height: Int
     public var tier: CacheTier
     /// Render time of the render this request waited for, ms; nil for hits.
     public var renderMilliseconds: Double?
-    /// A hit given as a file to send the bytes from (only to callers that accept files): a
-    /// memory hit held in a memfd, or a disk hit from its open entry when the memory tier
-    /// keeps nothing.
-    public var file: ThumbnailFile?
 
-    /// `renderMilliseconds` only for a miss; `file` only for a hit sent from a file.
-    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil, file: ThumbnailFile? = nil) {
-        self.thumbnail = thumbnail
+    /// A result whose bytes are in `thumbnail`; `renderMilliseconds` only for a miss.
+    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil) {
+        self.init(body: .bytes(thumbnail.bytes), format: thumbnail.format, width: thumbnail.width,
+                  height: thumbnail.height, tier: tier, renderMilliseconds: renderMilliseconds)
+    }
+
+    public init(body: Body, format: ImageFormat, width: Int, height: Int, tier: CacheTier,
+                renderMilliseconds: Double? = nil) {
+        self.body = body
+        self.format = format
+        self.width = width
+        self.height = height
         self.tier = tier
         self.renderMilliseconds = renderMilliseconds
-        self.file = file
+    }
+
+    /// The thumbnail, when its bytes are in memory (every render; hits not sent from a file).
+    public var thumbnail: Thumbnail? {
+        guard case .bytes(let bytes) = body else { return nil }
+        return Thumbnail(bytes: bytes, format: format, width: width, height: height)
     }
 }
 
@@ -180,8 +200,8 @@ public final class ThumbnailPipeline: Sendable {
         let digest = key.digest
         if let entry = memory.entry(for: digest) {
             if acceptsFile, let file = entry.file {
-                return .hit(ThumbnailResult(thumbnail: entry.thumbnail, tier: .memory,
-                                            file: ThumbnailFile(fd: file.fd, offset: 0, count: file.count, owner: file)))
+                return .hit(ThumbnailResult(body: .file(ThumbnailFile(fd: file.fd, offset: 0, count: file.count, owner: file)),
+                                            format: entry.format, width: entry.width, height: entry.height, tier: .memory))
             }
             if let thumbnail = entry.withBytes() { return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .memory)) }
         }
@@ -189,9 +209,9 @@ public final class ThumbnailPipeline: Sendable {
         if acceptsFile && memory.limitBytes == 0 {
             switch disk.openWithoutWaiting(key) {
             case .hit(let entry):
-                let thumbnail = Thumbnail(bytes: [], format: entry.format, width: entry.width, height: entry.height)
                 let file = ThumbnailFile(fd: entry.fd, offset: entry.payloadOffset, count: entry.payloadLength, owner: entry)
-                return .hit(ThumbnailResult(thumbnail: thumbnail, tier: .disk, file: file))
+                return .hit(ThumbnailResult(body: .file(file), format: entry.format, width: entry.width,
+                                            height: entry.height, tier: .disk))
             case .miss: diskLookup = .miss
             case .wouldBlock: diskLookup = .wouldBlock
             }
@@ -417,10 +437,12 @@ public final class ThumbnailPipeline: Sendable {
         defer { removeFlight(digest) }
         switch outcome {
         case .success(let result):
+            // A render's bytes are in memory.
+            guard let thumbnail = result.thumbnail else { return finish(digest, with: outcome) }
             // A client that joined while the render ran still wants it in memory.
-            if flights.withLock({ $0[digest]?.foreground ?? false }) { memory.insert(result.thumbnail, for: digest) }
+            if flights.withLock({ $0[digest]?.foreground ?? false }) { memory.insert(thumbnail, for: digest) }
             finish(digest, with: .success(result))
-            disk.write(result.thumbnail, for: request.key)
+            disk.write(thumbnail, for: request.key)
         case .failure(let error):
             if case .render(let renderError) = error { knownFailures.record(renderError, for: request.failureSource) }
             finish(digest, with: .failure(error))

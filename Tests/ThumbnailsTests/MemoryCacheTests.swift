@@ -39,9 +39,9 @@ import Testing
         #expect(cache.files.openCount == 2)
         let a = try #require(cache.entry(for: "a")), c = try #require(cache.entry(for: "c"))
         let file = try #require(a.file)
-        #expect(a.thumbnail.bytes.isEmpty && a.thumbnail.format == .png && a.thumbnail.width == 2)
+        #expect(a.format == .png && a.width == 2 && a.height == 3)
         #expect(file.count == 100 && file.bytes() == bytes)
-        #expect(c.file == nil && c.thumbnail.bytes == bytes)   // over the budget: an array
+        #expect(c.file == nil && c.withBytes()?.bytes == bytes)   // over the budget: an array
         #expect(cache.entry(for: "a")?.withBytes()?.bytes == bytes)   // read back for callers that want bytes
         // Sealed: neither written nor grown.
         #expect(pwrite(file.fd, [9], 1, 0) == -1)
