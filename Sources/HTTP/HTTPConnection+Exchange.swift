@@ -106,13 +106,7 @@ extension HTTPConnection {
     /// runs, and the connection closes. A response that comes later is dropped.
     func clientAborted() {
         let handler = abortHandler.take()
-        if let onExchange = context.onExchange, let request = inFlight {
-            var record = HTTPExchangeRecord(method: request.method, target: request.target, status: HTTPStatus.clientClosedRequest,
-                                            bodyBytes: 0, durationNanoseconds: DispatchTime.now().uptimeNanoseconds &- request.parsedAt,
-                                            responseHeaders: HTTPHeaders())
-            record.loopIndex = context.index
-            onExchange(record)
-        }
+        report(status: HTTPStatus.clientClosedRequest, bodyBytes: 0, headers: HTTPHeaders())
         close()
         handler?()
     }

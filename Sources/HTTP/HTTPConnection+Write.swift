@@ -132,14 +132,7 @@ extension HTTPConnection {
     /// The whole response is with the kernel: report it, then keep the connection, linger or close.
     func responseWritten() {
         let now = DispatchTime.now().uptimeNanoseconds
-        if let onExchange = context.onExchange, let request = inFlight {
-            var record = HTTPExchangeRecord(method: request.method, target: request.target,
-                                            status: response.status, bodyBytes: response.contentLength,
-                                            durationNanoseconds: now &- request.parsedAt,
-                                            responseHeaders: response.headers)
-            record.loopIndex = context.index
-            onExchange(record)
-        }
+        report(status: response.status, bodyBytes: response.contentLength, headers: response.headers, at: now)
         inFlight = nil
         response = HTTPResponse.none
         lastActivity = now
@@ -150,6 +143,17 @@ extension HTTPConnection {
         } else {
             phase = .idle
         }
+    }
+
+    /// Tells `onExchange` how the in-flight request ended: its response written (in full, or as
+    /// far as it got before the connection closed), or 499 when its client went away first.
+    func report(status: Int, bodyBytes: Int, headers: HTTPHeaders, at now: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+        guard let onExchange = context.onExchange, let request = inFlight else { return }
+        var record = HTTPExchangeRecord(method: request.method, target: request.target, status: status,
+                                        bodyBytes: bodyBytes, durationNanoseconds: now &- request.parsedAt,
+                                        responseHeaders: headers)
+        record.loopIndex = context.index
+        onExchange(record)
     }
 
     /// Waits for the socket to take more of a parked write.

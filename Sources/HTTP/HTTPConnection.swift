@@ -200,9 +200,15 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
 
     /// Closes the connection and its descriptor (which leaves epoll with it). Idempotent.
     /// On the worker's thread.
+    /// A response cut off by the close (the client reset or closed it mid-write, a write
+    /// stalled past the idle timeout, shutdown) is still reported, with its status and the body
+    /// bytes that reached the kernel, as nginx logs it.
     func close() {
         assert(context.isCurrent, "HTTPConnection.close off the worker's thread")
         if phase == .closed { return }
+        if phase == .writing && response.status != 0 {
+            report(status: response.status, bodyBytes: max(0, bodySent + fileSent), headers: response.headers)
+        }
         phase = .closed
         context.connections[ObjectIdentifier(self)] = nil
         if registration != 0 { context.loop.unregister(registration) }

@@ -60,11 +60,18 @@ struct PrefetchPlan {
             items = .paths(list)
             return
         }
+        // Any whole number from 0 up, as JSON numbers go (a client may send 2^53 - 1 for "to
+        // the end"): clamped to Int32.max, past which no listing reaches.
         func whole(_ name: String) throws(APIError) -> Int {
-            guard let number = JSONValue.integer(fields[name]), (0...Int(Int32.max)).contains(number) else {
-                throw APIError.badRequest("\(name) must be a whole number ≥ 0")
+            guard let value = fields[name] else { throw APIError.badRequest("\(name) is missing") }
+            if let number = JSONValue.integer(value) {
+                guard number >= 0 else { throw APIError.badRequest("\(name) must be a whole number ≥ 0") }
+                return min(number, Int(Int32.max))
             }
-            return number
+            if let number = JSONValue.number(value), number >= 0, number.rounded() == number, number.isFinite {
+                return number >= Double(Int32.max) ? Int(Int32.max) : Int(number)
+            }
+            throw APIError.badRequest("\(name) must be a whole number ≥ 0")
         }
         let start = try whole("start"), end = try whole("end")
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }

@@ -58,6 +58,12 @@ public final class Thumbd: Sendable {
                 + "not writable, or not thumbd's, which thumbd leaves as it is); the library index is kept in memory "
                 + "for this run\n").utf8))
         }
+        // A cache thumbd may read but not write is served from (a pre-warmed, read-only copy),
+        // but nothing rendered is kept on disk: said once, so that it is not a surprise.
+        if access(config.cacheDirectory + "/entries", W_OK) != 0 || access(config.cacheDirectory + "/tmp", W_OK) != 0 {
+            Self.warn("cache_dir \(config.cacheDirectory) is not writable by this user: thumbnails are served from what it "
+                + "holds and rendered again after a restart, and disk_cache.write_errors counts each one not kept")
+        }
         index.startWatching(interval: config.indexRescanSeconds)
         // One inotify instance for the whole server (one watch per directory of the user's
         // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP

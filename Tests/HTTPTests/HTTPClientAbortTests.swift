@@ -66,6 +66,23 @@ import Testing
         #expect(TestResponder.aborted.withLock { $0 } == before)
     }
 
+    @Test func aResponseCutOffByAResetIsStillReported() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        do {
+            let client = try s.client(receiveBufferBytes: 4096)
+            try client.send(get("/big"))
+            _ = try client.readBytes(1000, chunk: 1000)   // the response has started: 8 MiB cannot fit the buffers
+            // SO_LINGER 0: the close below (the client going away) sends a reset.
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(client.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        let records = s.log.wait(for: 1)
+        #expect(records.map(\.status) == [200])
+        #expect((records.first?.bodyBytes ?? 0) > 0 && (records.first?.bodyBytes ?? .max) < 8 << 20)
+        #expect(s.waitForOpenConnections(0) == 0)
+    }
+
     @Test func aHalfCloseAfterPipelinedRequestsIsAnswered() throws {
         let s = try RunningServer()
         defer { s.stop() }

@@ -87,6 +87,22 @@ import Thumbnails
         #expect(config.grids.first?.height == 50)
     }
 
+    @Test func aHeaderValueWithAControlCharacterIsRefused() throws {
+        for value in ["public\r\nX-Evil: 1", "no-cache\n", "private\u{7F}"] {
+            var config = Config()
+            config.library = "/photos"
+            config.cacheControlUnversioned = value
+            #expect(throws: ConfigError.self) { try ConfigLoader.validate(config) }
+            config.cacheControlUnversioned = Config().cacheControlUnversioned
+            config.cacheControl = value
+            #expect(throws: ConfigError.self) { try ConfigLoader.validate(config) }
+        }
+        var tabbed = Config()
+        tabbed.library = "/photos"
+        tabbed.cacheControl = "public,\tmax-age=60"
+        try ConfigLoader.validate(tabbed)
+    }
+
     @Test func booleanFlagsTakeEveryUsualSpelling() throws {
         #expect(try load(["--library", "/p", "--webp", "false"]).webp == false)
         #expect(try load(["--library", "/p", "--no-webp"]).webp == false)

@@ -47,6 +47,23 @@ import Testing
         return try server.get("/prefetch/\(id)").json
     }
 
+    @Test func anEndPastAnyListingIsClamped() throws {
+        let server = try ServerHarness()
+        server.thumbd.service.index.rescan()
+        let total = try server.get("/assets").json["total"] as? Int ?? 0
+        for end in ["2147483648", "9007199254740991", "1e15"] {
+            let accepted = try post(server, #"{"grid": "5", "start": 0, "end": \#(end)}"#)
+            #expect(accepted.status == 202, "end \(end)")
+            #expect(accepted.json["total"] as? Int == total, "end \(end)")
+        }
+        let missing = try post(server, #"{"grid": "5", "start": 0}"#)
+        #expect(missing.status == 400)
+        #expect(missing.json["message"] as? String == "end is missing")
+        #expect(try post(server, #"{"grid": "5", "start": 0, "end": 2.5}"#).status == 400)
+        #expect(try post(server, #"{"grid": "5", "start": 0, "end": true}"#).status == 400)
+        _ = try server.get("/prefetch", method: "DELETE")
+    }
+
     @Test func aRangePrefetchMakesLaterGetsHitsWithNoRender() throws {
         let server = try ServerHarness()
         server.thumbd.service.index.rescan()

@@ -176,6 +176,12 @@ public enum ConfigLoader {
         if config.cacheDirectory.isEmpty {
             throw ConfigError("cache_dir is empty: give a directory for the disk cache (--cache-dir DIR)")
         }
+        // Sent as header field values: a control character (CR, LF...) would end the field
+        // (RFC 9110 §5.5), so it is refused rather than sent or dropped.
+        for (key, value) in [("cache_control", config.cacheControl), ("cache_control_unversioned", config.cacheControlUnversioned)]
+        where value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
+            throw ConfigError("key '\(key)': a header value cannot hold control characters such as CR or LF")
+        }
         var names = Set<String>()
         for grid in config.grids {
             guard !grid.name.isEmpty, !grid.name.contains("/"), names.insert(grid.name).inserted else {
