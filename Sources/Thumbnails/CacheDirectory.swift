@@ -77,7 +77,36 @@ public enum CacheDirectory {
         if resolved == root { return "cache_dir \(cache) is the library itself" }
         if resolved.hasPrefix(root + "/") || root == "/" { return "cache_dir \(cache) is inside the library \(root)" }
         if root.hasPrefix(resolved == "/" ? "/" : resolved + "/") { return "cache_dir \(cache) contains the library \(root)" }
+        // By device and inode too: a bind mount (or a container volume) gives one directory two
+        // paths that no comparison of strings relates.
+        guard let library = identity(of: root) else { return nil }
+        let cacheItself = identity(of: resolved)
+        for (index, ancestor) in ancestors(of: resolved).enumerated() where identity(of: ancestor) == library {
+            return index == 0 && cacheItself != nil ? "cache_dir \(cache) is the library itself (\(root), mounted at another path)"
+                : "cache_dir \(cache) is inside the library \(root) (mounted at another path)"
+        }
+        if let cacheItself, ancestors(of: root).dropFirst().contains(where: { identity(of: $0) == cacheItself }) {
+            return "cache_dir \(cache) contains the library \(root) (mounted at another path)"
+        }
         return nil
+    }
+
+    /// `path` and each directory above it, nearest first, up to `/`.
+    private static func ancestors(of path: String) -> [String] {
+        var result = [path]
+        var current = path
+        while current != "/", let slash = current.lastIndex(of: "/") {
+            current = slash == current.startIndex ? "/" : String(current[..<slash])
+            result.append(current)
+        }
+        return result
+    }
+
+    /// The device and inode of the directory at `path` (followed), or nil when there is none.
+    private static func identity(of path: String) -> [UInt64]? {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
+        return [UInt64(st.st_dev), UInt64(st.st_ino)]
     }
 
     /// Whether the file at `path` may be deleted as a cache entry or temporary file of thumbd's:

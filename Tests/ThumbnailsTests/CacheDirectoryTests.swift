@@ -108,6 +108,26 @@ import Testing
         #expect(CacheDirectory.overlap(cache: parent.path + "/alias/c", library: root)?.contains("inside") == true)
     }
 
+    @Test func aLibraryMountedAtAnotherPathIsStillTheLibrary() throws {
+        let parent = TemporaryDirectory()
+        let photos = parent.path + "/photos", mounted = parent.path + "/mounted"
+        #expect(mkdir(photos, 0o755) == 0 && mkdir(mounted, 0o755) == 0 && mkdir(photos + "/zcache", 0o755) == 0)
+        // A bind mount (root only; CI runs as root): where none can be made there is nothing to test.
+        guard mount(photos, mounted, nil, UInt(MS_BIND), nil) == 0 else { return }
+        defer { umount2(mounted, 0); withExtendedLifetime(parent) {} }   // removed only once unmounted
+        let root = CacheDirectory.resolve(mounted)   // the library as given: the mount point
+        #expect(CacheDirectory.overlap(cache: photos + "/zcache", library: root)?.contains("inside") == true)
+        #expect(CacheDirectory.overlap(cache: photos + "/zcache/new", library: root)?.contains("inside") == true)
+        #expect(CacheDirectory.overlap(cache: photos, library: root)?.contains("is the library") == true)
+        #expect(CacheDirectory.overlap(cache: parent.path + "/elsewhere", library: root) == nil)
+        // The other way round: a mounted parent of the library as the cache.
+        let outer = parent.path + "/outer"
+        #expect(mkdir(outer, 0o755) == 0)
+        guard mount(parent.path, outer, nil, UInt(MS_BIND), nil) == 0 else { return }
+        defer { umount2(outer, 0) }
+        #expect(CacheDirectory.overlap(cache: outer, library: CacheDirectory.resolve(photos))?.contains("contains") == true)
+    }
+
     @Test func anIndexFileThatIsNotADatabaseIsLeftAlone() throws {
         let cache = TemporaryDirectory()
         let photos = TemporaryDirectory()
