@@ -1,4 +1,5 @@
 import Foundation
+import Library
 #if canImport(Glibc)
 import Glibc
 #endif

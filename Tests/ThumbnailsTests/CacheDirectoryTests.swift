@@ -1,4 +1,5 @@
 import Foundation
+@testable import Library
 import Rendering
 import Testing
 @testable import Thumbnails

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Library
 import Testing
 @testable import Thumbnails
 #if canImport(Glibc)

@@ -5,10 +5,10 @@ import Glibc
 /// What a file starts with, read without side effects: how thumbd tells its own files (cache
 /// entries by `DiskEntry.magic`, the index database by SQLite's header) from anything else
 /// found where they would be.
-enum FileHead {
+public enum FileHead {
     /// Whether `path` is a regular file (not followed when a link; a FIFO is not waited on)
     /// that is empty or whose first bytes are `prefix`. False when it cannot be opened or read.
-    static func starts(_ path: String, with prefix: [UInt8]) -> Bool {
+    public static func starts(_ path: String, with prefix: [UInt8]) -> Bool {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return false }
         defer { close(fd) }

@@ -111,7 +111,7 @@ public final class LibraryIndex: Sendable {
 
     /// Whether `path` is a regular file that is empty or starts with SQLite's header string
     /// ("SQLite format 3" and a NUL, <https://www.sqlite.org/fileformat.html> §1.3.1).
-    static func isDatabaseFile(_ path: String) -> Bool {
+    public static func isDatabaseFile(_ path: String) -> Bool {
         FileHead.starts(path, with: Array("SQLite format 3\0".utf8))
     }
 
