@@ -48,10 +48,13 @@ let package = Package(
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
-        // What the test targets share: a renderer whose renders a test holds and releases.
+        // What the test targets share: a renderer whose renders a test holds and releases, a
+        // temporary directory, the fixture photos.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
+        .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport"]),
+        // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport"]),
         .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport"]),
     ]

@@ -3,7 +3,7 @@ import Foundation
 import Rendering
 import Synchronization
 import Testing
-@testable import Thumbnails
+import TestSupport
 
 /// The listing never hides a file for a reason that may pass: a header that could not be read
 /// now, or a directory that could not be listed now.
