@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
         // What the test targets share: a renderer whose renders a test holds and releases, a
-        // temporary directory, the fixture photos.
+        // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
