@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // thumbd: an image thumbnail cache server. Data flows socket → HTTP → ThumbServer (routes) →
-// Thumbnails (memory cache → disk cache → render scheduler) → Rendering (libvips) → respond.
+// Library (URL path → source file) → Thumbnails (memory cache → disk cache → render scheduler) →
+// Rendering (libvips) → respond.
 // Linux only (epoll, inotify, memfds, preadv2 in CLinux), so no `platforms`: SwiftPM reads that
 // list for Apple platforms alone.
 import PackageDescription
@@ -33,21 +34,28 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
-        // Library paths (which files are assets), index and inotify watch, cache key, memory and
-        // disk caches, render scheduler, coalescing pipeline, prefetch.
-        .target(name: "Thumbnails", dependencies: ["Rendering", "CXXHash", "CSQLite", "CLinux"]),
+        // The photo library: which files are assets and how a URL's path reaches one (resolve),
+        // the listing index (headers read once, persisted in SQLite) and the inotify watch that
+        // tells a memoised URL nothing changed. Reads sources' headers, never renders.
+        .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux"]),
+        // A resolved asset → its thumbnail: cache key, memory and disk caches, render scheduler,
+        // coalescing pipeline, prefetch.
+        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "CXXHash", "CLinux"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process.
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Thumbnails"]),
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
-        // What the test targets share: a renderer whose renders a test holds and releases.
+        // What the test targets share: a renderer whose renders a test holds and releases, a
+        // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Thumbnails", "TestSupport"]),
-        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "TestSupport"]),
+        .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport"]),
+        // The caches and the pipeline; with Library for a cache directory beside an index database.
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport"]),
     ]
 )

@@ -1,3 +1,4 @@
+import Library
 import Thumbnails
 
 /// The values a client names in a thumbnail URL's query, a listing's query and a prefetch body,

@@ -1,4 +1,5 @@
 import HTTP
+import Library
 import Rendering
 import Synchronization
 import Thumbnails

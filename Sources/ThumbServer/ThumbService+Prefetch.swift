@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Library
 import Rendering
 import Thumbnails
 

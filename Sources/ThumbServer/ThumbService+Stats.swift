@@ -1,4 +1,5 @@
 import Foundation
+import Library
 import Thumbnails
 
 /// `GET /stats` (docs/API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same

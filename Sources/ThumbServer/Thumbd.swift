@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTP
+import Library
 import Rendering
 import Thumbnails
 

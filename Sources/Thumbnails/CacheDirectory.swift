@@ -1,4 +1,5 @@
 import Foundation
+import Library
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -114,20 +115,7 @@ public enum CacheDirectory {
     /// (`DiskEntry.magic`; thumbd writes it first, in the same `write` as the rest), or is empty
     /// (it holds nothing to lose). The caller has checked the name has the cache's form.
     static func holdsEntry(_ path: String) -> Bool {
-        fileStarts(path, with: DiskEntry.magic)
-    }
-
-    /// Whether `path` is a regular file (not followed when a link; a FIFO is not waited on)
-    /// that is empty or whose first bytes are `prefix`.
-    static func fileStarts(_ path: String, with prefix: [UInt8]) -> Bool {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
-        guard st.st_size > 0 else { return true }
-        var head = [UInt8](repeating: 0, count: prefix.count)
-        return pread(fd, &head, head.count, 0) == head.count && head == prefix
+        FileHead.starts(path, with: DiskEntry.magic)
     }
 
     /// Deletes `path` when `holdsEntry` says it is thumbd's. An empty directory planted at an

@@ -1,4 +1,5 @@
 import Foundation
+import Library
 import Rendering
 
 /// What a requested thumbnail's format is decided by (docs/API.md, "output"): `automatic` is JPEG for

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Library
 import Rendering
 import Synchronization
 

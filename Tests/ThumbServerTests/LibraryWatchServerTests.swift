@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Testing
+import TestSupport
 @testable import ThumbServer
 #if canImport(Glibc)
 import Glibc

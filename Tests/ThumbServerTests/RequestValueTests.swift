@@ -1,4 +1,5 @@
 import Foundation
+import Library
 import Rendering
 import Testing
 import Thumbnails

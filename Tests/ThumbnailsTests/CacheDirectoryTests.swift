@@ -1,6 +1,8 @@
 import Foundation
+@testable import Library
 import Rendering
 import Testing
+import TestSupport
 @testable import Thumbnails
 
 /// thumbd deletes only what it can show it wrote: a `cache_dir` pointed at photos or a home

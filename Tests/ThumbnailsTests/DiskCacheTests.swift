@@ -1,6 +1,7 @@
 import Foundation
 import Rendering
 import Testing
+import TestSupport
 @testable import Thumbnails
 
 @Suite struct DiskCacheTests {

@@ -8,11 +8,14 @@ public struct CaptureDate: Sendable, Equatable, Comparable {
     /// Offset from UTC the time was recorded in, minutes.
     public var offsetMinutes: Int
 
+    /// The instant `epochMilliseconds` (ms since the epoch, UTC) as recorded `offsetMinutes`
+    /// from UTC (`0`, UTC itself, by default).
     public init(epochMilliseconds: Int64, offsetMinutes: Int = 0) {
         self.epochMilliseconds = epochMilliseconds
         self.offsetMinutes = offsetMinutes
     }
 
+    /// Earlier instant first; the offset a time was recorded in does not order it.
     public static func < (a: CaptureDate, b: CaptureDate) -> Bool { a.epochMilliseconds < b.epochMilliseconds }
 
     /// From EXIF `DateTimeOriginal` ("YYYY:MM:DD HH:MM:SS") and `OffsetTimeOriginal` ("+09:00");

@@ -1,7 +1,8 @@
 import Foundation
+@testable import Library
 import Rendering
 import Testing
-@testable import Thumbnails
+import TestSupport
 
 @Suite struct LibraryTests {
     let dir = TemporaryDirectory("thumbd-library")

@@ -11,6 +11,7 @@ public struct AssetRecord: Sendable, Equatable {
     public var modifiedNanoseconds: Int64
     /// Size as displayed, after EXIF orientation, px.
     public var width: Int
+    /// Height as displayed, after EXIF orientation, px.
     public var height: Int
     /// EXIF DateTimeOriginal (with OffsetTimeOriginal, else UTC), or the modification time.
     public var taken: CaptureDate

@@ -22,6 +22,7 @@ public struct ResolvedAsset: Sendable, Equatable {
     /// Which file it was when resolved (`st_dev`, `st_ino`): `requestedPath` reaching another
     /// file later (a link pointed elsewhere, perhaps outside the root) must be resolved again.
     public var device: UInt64
+    /// The file's `st_ino` when resolved (with `device`, which file it was).
     public var inode: UInt64
 }
 

@@ -1,6 +1,7 @@
 import Foundation
+@testable import Library
 import Testing
-@testable import Thumbnails
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

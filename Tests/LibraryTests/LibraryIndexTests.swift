@@ -1,8 +1,9 @@
 import Foundation
+@testable import Library
 import Rendering
 import Synchronization
 import Testing
-@testable import Thumbnails
+import TestSupport
 
 /// The listing never hides a file for a reason that may pass: a header that could not be read
 /// now, or a directory that could not be listed now.

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The project's own test photos (`Tests/Fixtures/photos`, see `Tests/Fixtures/MANIFEST.tsv`).
-enum Fixtures {
-    static let photos: String = {
+public enum Fixtures {
+    /// The absolute path of `Tests/Fixtures/photos`, found from the `Package.swift` above this file.
+    public static let photos: String = {
         var url = URL(fileURLWithPath: #filePath)
         while url.path != "/" {
             url.deleteLastPathComponent()
@@ -14,7 +15,7 @@ enum Fixtures {
     }()
 
     /// The bytes of fixture photo `name`.
-    static func photo(_ name: String) -> Data {
+    public static func photo(_ name: String) -> Data {
         FileManager.default.contents(atPath: photos + "/" + name)!
     }
 }

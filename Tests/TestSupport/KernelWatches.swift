@@ -7,7 +7,7 @@ import Glibc
 /// all of its inotify instances, as the kernel lists them (`/proc/self/fdinfo/<fd>` of each
 /// inotify descriptor: one `inotify wd:` line per watch, its inode in hex). Other tests' watches
 /// running meanwhile are on other directories, so they do not count.
-func kernelWatches(on inodes: Set<UInt64>) -> Int {
+public func kernelWatches(on inodes: Set<UInt64>) -> Int {
     let fm = FileManager.default
     var count = 0
     for fd in (try? fm.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
@@ -23,7 +23,7 @@ func kernelWatches(on inodes: Set<UInt64>) -> Int {
 }
 
 /// The inode numbers of these paths (`lstat`).
-func inodes(of paths: [String]) -> Set<UInt64> {
+public func inodes(of paths: [String]) -> Set<UInt64> {
     Set(paths.compactMap { path in
         var st = stat()
         return lstat(path, &st) == 0 ? UInt64(st.st_ino) : nil

@@ -86,6 +86,8 @@ public final class LibraryWatch: Sendable {
         /// The tree had more directories than `limit`: nothing is watched, no stamps, for good.
         public var overLimit = false
 
+        /// These values; by default those of a watch that gives no stamps, watches nothing and
+        /// has no limit.
         public init(active: Bool = false, directories: Int = 0, events: Int = 0, rewalks: Int = 0,
                     limit: Int = Int.max, overLimit: Bool = false) {
             self.active = active

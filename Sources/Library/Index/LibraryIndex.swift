@@ -24,12 +24,15 @@ public final class LibraryIndex: Sendable {
 
     /// What one scan found.
     public struct ScanSummary: Sendable, Equatable {
+        /// Images new to the index; files read again for a new size or mtime that are images
+        /// now or were (one that became or stopped being an image counts here); images gone.
         public var added = 0, changed = 0, removed = 0
         /// Headers read (files probed) during the scan.
         public var headerReads = 0
         /// Files whose header could not be read (not "not an image": unreadable now), and
         /// directories that could not be listed (whose records were kept as they were).
         public var unreadableFiles = 0, unreadableDirectories = 0
+        /// A scan that found nothing to do: every count 0.
         public init() {}
     }
 
@@ -50,6 +53,7 @@ public final class LibraryIndex: Sendable {
         var reported: Set<DiskPath> = []
     }
 
+    /// The library whose files this index lists.
     public let library: Library
     private let probe: Probe
     private let openDirectory: OpenDirectory
@@ -111,8 +115,8 @@ public final class LibraryIndex: Sendable {
 
     /// Whether `path` is a regular file that is empty or starts with SQLite's header string
     /// ("SQLite format 3" and a NUL, <https://www.sqlite.org/fileformat.html> §1.3.1).
-    static func isDatabaseFile(_ path: String) -> Bool {
-        CacheDirectory.fileStarts(path, with: Array("SQLite format 3\0".utf8))
+    public static func isDatabaseFile(_ path: String) -> Bool {
+        FileHead.starts(path, with: Array("SQLite format 3\0".utf8))
     }
 
     /// The columns of thumbd's `assets` table, as `PRAGMA table_info` gives them (name, type).
