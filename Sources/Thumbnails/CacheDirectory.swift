@@ -182,7 +182,8 @@ public enum CacheDirectory {
         for name in names where name.hasPrefix("index.sqlite") {
             let file = path + "/" + name
             guard lstat(file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-                  name != "index.sqlite" || LibraryIndex.isDatabaseFile(file) else { return name }
+                  name == "index.sqlite" ? LibraryIndex.isDatabaseFile(file) : LibraryIndex.isDatabaseSideFile(file)
+            else { return name }
         }
         guard let temporary = try? fm.contentsOfDirectory(atPath: path + "/tmp") else { return "tmp" }
         if let name = temporary.first(where: { !isTemporaryName($0) || !holdsEntry(path + "/tmp/" + $0) }) {

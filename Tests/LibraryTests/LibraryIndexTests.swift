@@ -102,4 +102,33 @@ import TestSupport
         #expect(listed(index) == ["2025/c.jpg"])
         #expect(index.unreadable.directories == 0)
     }
+
+    @Test func userFilesAtSQLitesSideFileNamesAreLeftAlone() throws {
+        let (dir, library) = try library(["a.jpg"])
+        let database = dir.path + "-index.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(database + suffix) } }
+        // thumbd's own index, written and closed: its side files pass as SQLite's.
+        do {
+            let index = try LibraryIndex(library: library, databasePath: database)
+            index.rescan()
+            #expect(index.persisted)
+        }
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: database + suffix) {
+            #expect(LibraryIndex.isDatabaseSideFile(database + suffix), "thumbd's own \(suffix)")
+        }
+        let reopened = try LibraryIndex(library: library, databasePath: database)
+        #expect(reopened.persisted)
+        #expect(reopened.listing(order: .oldest, offset: 0, limit: 10).total == 1)
+        // A user's notes at a side file's name: not opened, not written, not removed.
+        for suffix in ["-wal", "-journal", "-shm"] {
+            for existing in ["-wal", "-shm", "-journal"] { unlink(database + existing) }
+            let notes = Array("user notes \(suffix)".utf8)
+            #expect(FileManager.default.createFile(atPath: database + suffix, contents: Data(notes)))
+            let index = try LibraryIndex(library: library, databasePath: database)
+            index.rescan()
+            #expect(!index.persisted, "beside a foreign \(suffix)")
+            #expect(index.listing(order: .oldest, offset: 0, limit: 10).total == 1)   // listed, in memory
+            #expect(FileManager.default.contents(atPath: database + suffix).map(Array.init) == notes)
+        }
+    }
 }

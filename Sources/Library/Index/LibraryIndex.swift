@@ -96,7 +96,10 @@ public final class LibraryIndex: Sendable {
             // written (a read-only cache directory), the index lives in memory for this run.
             let damaged = (error as? SQLiteDatabase.Failure)?.isDamage == true
             if damaged, Self.isDatabaseFile(databasePath) {
-                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(databasePath + suffix) }
+                unlink(databasePath)
+                for suffix in Self.sideFileSuffixes where Self.isDatabaseSideFile(databasePath + suffix) {
+                    unlink(databasePath + suffix)
+                }
             }
             if damaged, let fresh = try? Self.openDatabase(databasePath) {
                 db = fresh
@@ -119,6 +122,26 @@ public final class LibraryIndex: Sendable {
         FileHead.starts(path, with: Array("SQLite format 3\0".utf8))
     }
 
+    /// The files SQLite keeps beside a database (<https://www.sqlite.org/tempfiles.html>).
+    static let sideFileSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// Whether `path`, named as one of SQLite's side files (`-wal`, `-shm`, `-journal`), is
+    /// absent, or a regular file that is empty or starts as SQLite writes that kind: a WAL
+    /// header's magic 0x377f0682 or 0x377f0683 (fileformat.html §4.1), a wal-index's version
+    /// 3007000 (walformat.html §2.1, native order: little-endian here), a rollback journal's
+    /// 8-byte magic (fileformat.html, "The Rollback Journal"). A file of the user's at such a name is none of
+    /// these: SQLite would overwrite or delete it, so the database beside it is not opened.
+    public static func isDatabaseSideFile(_ path: String) -> Bool {
+        var st = stat()
+        if lstat(path, &st) != 0 { return errno == ENOENT }
+        if path.hasSuffix("-wal") {
+            return FileHead.starts(path, with: [0x37, 0x7F, 0x06, 0x82]) || FileHead.starts(path, with: [0x37, 0x7F, 0x06, 0x83])
+        }
+        if path.hasSuffix("-shm") { return FileHead.starts(path, with: [0x18, 0xE2, 0x2D, 0x00]) }
+        if path.hasSuffix("-journal") { return FileHead.starts(path, with: [0xD9, 0xD5, 0x05, 0xF9, 0x20, 0xA1, 0x63, 0xD7]) }
+        return false
+    }
+
     /// The columns of thumbd's `assets` table, as `PRAGMA table_info` gives them (name, type).
     private static let columns = [("path", "TEXT"), ("bytes", "INTEGER"), ("mtime_ns", "INTEGER"),
                                   ("is_image", "INTEGER"), ("width", "INTEGER"), ("height", "INTEGER"),
@@ -129,6 +152,9 @@ public final class LibraryIndex: Sendable {
     /// - Throws: `SQLiteDatabase.Failure`: `isDamage` for a file that is not a database; an
     ///   error without it for another program's database, which is not touched.
     private static func openDatabase(_ path: String) throws -> SQLiteDatabase {
+        if path != ":memory:", let foreign = sideFileSuffixes.first(where: { !isDatabaseSideFile(path + $0) }) {
+            throw SQLiteDatabase.Failure(description: "\(path)\(foreign) is not SQLite's, and opening the database would overwrite it")
+        }
         let db = try SQLiteDatabase(path: path)
         let objects = try db.prepare("SELECT type, name FROM sqlite_master")
         objects.bind([])
