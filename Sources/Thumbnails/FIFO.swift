@@ -8,6 +8,20 @@ struct FIFO<Element> {
 
     mutating func push(_ element: Element) { items.append(element) }
 
+    /// The element `pop` would take, without taking it.
+    var first: Element? { head < items.count ? items[head] : nil }
+
+    /// Takes the newest element (the end) instead of the oldest.
+    mutating func popLast() -> Element? {
+        guard head < items.count else { return nil }
+        let element = items.removeLast()
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return element
+    }
+
     mutating func pop() -> Element? {
         guard head < items.count else { return nil }
         let element = items[head]

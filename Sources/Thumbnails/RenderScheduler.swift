@@ -2,19 +2,20 @@ import Foundation
 import Synchronization
 
 /// A bounded pool of render worker threads fed from two queues: foreground work (client misses)
-/// always runs first, the newest first; background work (prefetch) is grouped by job, the newest
-/// group first, and
-/// runs on at most `backgroundConcurrency` workers at once (all by default: a client miss that
-/// finds every worker on prefetch starts when the first of them finishes, within one render).
+/// always runs first, oldest first until misses fall behind (below); background work (prefetch)
+/// is grouped by job, the newest group first, and runs on at most `backgroundConcurrency`
+/// workers at once (all by default: a client miss that finds every worker on prefetch starts
+/// when the first of them finishes, within one render).
 ///
-/// Client misses are served last in, first out: with no queue that is the same as first in,
-/// and once misses queue up (a grid scrolled faster than renders keep up with) the newest is
-/// the cell that has just appeared and stays on screen longest, while the oldest belong to
-/// cells about to scroll away, whose clients leave and whose renders are then dropped
-/// (`ThumbnailPipeline.abandon`). Measured with `Tests/Benchmarks/scroll.sh --quick` at the
-/// saturating speed: first in, first out drew 54 of 117 cells for 95 renders; last in, first out
-/// 95 of 129 for 95 (the adaptive LIFO of Facebook's "Fail at Scale", CACM 2016, without the
-/// switch: under no load the two orders agree). An old miss waits at most its client's
+/// Client misses follow the adaptive LIFO of Facebook's "Fail at Scale" (CACM 2016): first in,
+/// first out while the oldest has waited less than `lifoAfterNanoseconds` (a screen's worth of
+/// misses comes out top to bottom), last in, first out once it has waited longer (a grid
+/// scrolled faster than renders keep up with: the newest miss is the cell that has just appeared
+/// and stays on screen longest, while the oldest belong to cells about to scroll away, whose
+/// clients leave and whose renders are then dropped, `ThumbnailPipeline.abandon`). Measured with
+/// `Tests/Benchmarks/scroll.sh --quick` at the saturating speed: first in, first out drew 54 of
+/// 117 cells for 95 renders, last in, first out 95 of 129 for 95; but plain LIFO left the first
+/// screen's top row, asked first, to the last. An old miss waits at most its client's
 /// `render_timeout_seconds`, then gets 503.
 /// Dedicated threads, not Dispatch: a libvips render blocks its thread for tens of ms.
 /// Thread-safe: queues and counters sit behind one `NSCondition`.
@@ -36,7 +37,10 @@ public final class RenderScheduler: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`:
     /// Client misses, newest last (taken from the end).
-    private var foreground: [@Sendable () -> Void] = []
+    private var foreground = FIFO<(queuedAt: UInt64, work: @Sendable () -> Void)>()
+    /// How long the oldest client miss may wait before the newest goes first, ns: 250 ms, about
+    /// two renders of a phone photo (a screen of misses on 2 workers is served within it).
+    static let lifoAfterNanoseconds: UInt64 = 250_000_000
     private var background: [(group: Int, items: FIFO<@Sendable () -> Void>)] = []  // sorted, newest group last
     private var runningForeground = 0
     private var runningBackground = 0
@@ -67,7 +71,7 @@ public final class RenderScheduler: @unchecked Sendable {
         switch priority {
         case .foreground:
             guard foreground.count < foregroundLimit else { return false }
-            foreground.append(work)
+            foreground.push((DispatchTime.now().uptimeNanoseconds, work))
         case .background(let group):
             if let i = background.lastIndex(where: { $0.group == group }) {
                 background[i].items.push(work)
@@ -113,7 +117,9 @@ public final class RenderScheduler: @unchecked Sendable {
             condition.lock()
             var next: (work: @Sendable () -> Void, isBackground: Bool)?
             while next == nil {
-                if let work = foreground.popLast() {
+                if let oldest = foreground.first {
+                    let behind = DispatchTime.now().uptimeNanoseconds &- oldest.queuedAt > Self.lifoAfterNanoseconds
+                    let work = behind ? foreground.popLast()!.work : foreground.pop()!.work
                     next = (work, false)
                     runningForeground += 1
                 } else if runningBackground < backgroundConcurrency, !background.isEmpty {

@@ -27,8 +27,11 @@ import Testing
         scheduler.stop()
     }
 
-    @Test func queuedClientMissesRunNewestFirst() {
+    /// The order three client misses queued behind a busy worker run in, when the worker is
+    /// held `holdMicroseconds` after they were queued.
+    func clientMissOrder(holdMicroseconds: UInt32) -> [String] {
         let scheduler = RenderScheduler(workers: 1)
+        defer { scheduler.stop() }
         let gate = Gate()
         gate.done.enter()
         scheduler.enqueue(.foreground) { gate.semaphore.wait(); gate.done.leave() }  // occupies the worker
@@ -36,10 +39,19 @@ import Testing
             gate.done.enter()
             scheduler.enqueue(.foreground) { gate.order.withLock { $0.append(name) }; gate.done.leave() }
         }
+        usleep(holdMicroseconds)
         gate.semaphore.signal()
         gate.done.wait()
-        #expect(gate.order.withLock { $0 } == ["third", "second", "first"])
-        scheduler.stop()
+        return gate.order.withLock { $0 }
+    }
+
+    @Test func clientMissesRunOldestFirstWhileTheyKeepUp() {
+        #expect(clientMissOrder(holdMicroseconds: 0) == ["first", "second", "third"])
+    }
+
+    @Test func clientMissesRunNewestFirstOnceTheOldestWaitedTooLong() {
+        // Past RenderScheduler.lifoAfterNanoseconds (250 ms).
+        #expect(clientMissOrder(holdMicroseconds: 400_000) == ["third", "second", "first"])
     }
 
     /// The most background items that ran at once when `count` were queued on `scheduler`,
