@@ -51,7 +51,7 @@ let package = Package(
         // What the test targets share: a renderer whose renders a test holds and releases, a
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.

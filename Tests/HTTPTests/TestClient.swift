@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TestSupport
 
 /// A response as the test client read it.
 struct TestResponse {
@@ -25,26 +26,10 @@ final class TestClient {
     private var buffer: [UInt8] = []
 
     init(port: UInt16, timeout: Double = 5, receiveBufferBytes: Int32? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError(description: "socket: errno \(errno)") }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        if var size = receiveBufferBytes {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let ok = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard ok == 0 else {
-            // No close here: a class whose init throws after full initialization is deinitialized.
-            throw TestClientError(description: "connect: errno \(errno)")
+        do {
+            fd = try LoopbackSocket.connect(port: port, timeout: timeout, receiveBufferBytes: receiveBufferBytes)
+        } catch {
+            throw TestClientError(description: error.description)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A response as the test client read it.
 struct TestResponse {
@@ -68,23 +69,7 @@ enum TestClient {
 
     /// A socket connected to 127.0.0.1:`port` (30 s receive timeout); the caller closes it.
     static func connect(port: UInt16) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClientError(description: "socket: \(errno)") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(fd)
-            throw ClientError(description: "connect: \(code)")
-        }
-        return fd
+        try LoopbackSocket.connect(port: port)
     }
 
     static func parse(_ raw: [UInt8], method: String = "GET") throws -> TestResponse {
