@@ -41,6 +41,7 @@ final class TestClient {
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }   // a signal, not a failure
             guard n > 0 else { throw TestClientError(description: "send: errno \(errno)") }
             sent += n
         }
@@ -50,7 +51,8 @@ final class TestClient {
     @discardableResult
     private func fill(max: Int = 65536) throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: max)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        var n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) }
+        while n < 0 && errno == EINTR { n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, max, 0) } }
         if n > 0 {
             buffer.append(contentsOf: chunk[0..<n])
             return true

@@ -53,6 +53,7 @@ enum TestClient {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }   // a signal (another test's child exiting)
             guard n > 0 else { throw ClientError(description: "send: \(errno)") }
             sent += n
         }
@@ -61,6 +62,7 @@ enum TestClient {
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n == 0 { break }
+            if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw ClientError(description: "recv: \(errno) after \(received.count) bytes") }
             received += buffer[0..<n]
         }
