@@ -79,6 +79,8 @@ checked_source(int fd, cvips_failure *failure)
             return cvips_fail_errno(failure, CVIPS_NOT_FOUND, "the source does not exist", e);
         if (e == ENXIO)   /* a socket or a device without a driver */
             return cvips_fail_errno(failure, CVIPS_UNSUPPORTED, "the source is not a file", e);
+        if (e == EACCES || e == EPERM)
+            return cvips_fail_errno(failure, CVIPS_DENIED, "the source cannot be read by the server", e);
         return cvips_fail_errno(failure, CVIPS_INTERNAL, "cannot open the source", e);
     }
 

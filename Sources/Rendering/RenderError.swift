@@ -11,8 +11,11 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case unsupportedSource
         /// Over the pixel limit, judged from the header before decoding. HTTP 422.
         case sourceTooLarge
-        /// A fault of the server: out of memory, encoder failure, unreadable file. HTTP 500.
+        /// A fault of the server: out of memory, encoder failure. HTTP 500.
         case internalFailure
+        /// The file's permissions keep the server from reading it (EACCES or EPERM at open): the
+        /// user's to fix, and it may pass (a `chmod`), so it is never remembered. HTTP 403.
+        case sourceUnreadable
         /// The file opened is not the one the request was resolved to (`RenderRequest.expectedSource`):
         /// replaced or changed since, or while it was read, or a symlink is now on the way to it. Its thumbnail must not be stored
         /// under the old key. HTTP 503 (the service first resolves the path again and retries).
@@ -39,6 +42,7 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case CVIPS_NOT_FOUND: .sourceNotFound
         case CVIPS_UNSUPPORTED: .unsupportedSource
         case CVIPS_MOVED: .sourceChanged
+        case CVIPS_DENIED: .sourceUnreadable
         default: .internalFailure
         }
         self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)

@@ -15,8 +15,8 @@ struct SourceFile: ~Copyable {
     /// be followed now (`cvips_source_open_resolved`): a directory or the file swapped for a
     /// link since, perhaps to outside the library, is not opened.
     /// - Throws: `.sourceNotFound` (ENOENT), `.unsupportedSource` (not a regular file, empty),
-    ///   `.sourceChanged` (a symlink on the way, when `resolved`), `.internalFailure` (other
-    ///   open errors, e.g. EACCES).
+    ///   `.sourceChanged` (a symlink on the way, when `resolved`), `.sourceUnreadable` (EACCES,
+    ///   EPERM), `.internalFailure` (other open errors, e.g. EMFILE).
     init(path: DiskPath, resolved: Bool = false) throws(RenderError) {
         var failure = cvips_failure()
         let fd = path.withCString { path in

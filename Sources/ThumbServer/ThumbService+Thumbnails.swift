@@ -189,6 +189,9 @@ extension ThumbService {
                                 headers: ["Retry-After": "1"])
             case .internalFailure:
                 return APIError(status: 500, code: "internal_error", message: "the thumbnail could not be rendered")
+            case .sourceUnreadable:
+                return APIError(status: 403, code: "forbidden",
+                                message: "the server may not read this source (its file permissions)")
             }
         }
     }

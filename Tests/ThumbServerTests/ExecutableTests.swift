@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test(.enabled(if: getuid() == 0, "drops to user nobody: needs root"))
-    func anUnreadableSourceIs500Never404AndNotCached() throws {
+    func anUnreadableSourceIs403Never404AndNotCached() throws {
         let root = NSTemporaryDirectory() + "thumbd-perm-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: root + "/library", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/cache", withIntermediateDirectories: true)
@@ -165,7 +165,8 @@ import Testing
         defer { server.process.terminate(); server.process.waitUntilExit() }
         for _ in 0..<2 {
             let locked = try TestClient.get(port: port, "/thumbnails/3/locked.jpg")
-            #expect(locked.status == 500)
+            #expect(locked.status == 403)   // the user's permissions, not a fault of the server (500)
+            #expect(locked.json["error"] as? String == "forbidden")
             #expect(locked.header("ETag") == nil)
         }
         #expect(try TestClient.get(port: port, "/thumbnails/3/open.jpg").status == 200)

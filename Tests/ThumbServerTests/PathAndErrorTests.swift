@@ -88,6 +88,7 @@ import Thumbnails
                       (.render(RenderError(kind: .unsupportedSource, message: "")), 415, "unsupported_source"),
                       (.render(RenderError(kind: .sourceTooLarge, message: "")), 422, "source_too_large"),
                       (.render(RenderError(kind: .internalFailure, message: "")), 500, "internal_error"),
+                      (.render(RenderError(kind: .sourceUnreadable, message: "")), 403, "forbidden"),
                       (.render(RenderError(kind: .sourceChanged, message: "")), 503, "source_changed"),
                       (.overloaded, 503, "overloaded"), (.deadlineExceeded, 503, "render_timeout")])
     func everyPipelineErrorHasOneStatus(error: ThumbnailError, status: Int, code: String) {

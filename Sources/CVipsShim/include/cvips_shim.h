@@ -22,8 +22,9 @@ typedef enum {
     CVIPS_OK = 0,
     CVIPS_NOT_FOUND = 1,   /* open(2) said ENOENT / ENOTDIR */
     CVIPS_UNSUPPORTED = 2, /* not a regular file, empty, unknown format, undecodable */
-    CVIPS_INTERNAL = 3,    /* a fault on our side: out of memory, encoder failure, EACCES... */
+    CVIPS_INTERNAL = 3,    /* a fault on our side: out of memory, encoder failure... */
     CVIPS_MOVED = 4,       /* cvips_source_open_resolved: a symlink is now on the way to the file */
+    CVIPS_DENIED = 5,      /* open(2) said EACCES / EPERM: the file's permissions keep the server out */
 } cvips_status;
 
 /* Bytes kept of a failure's sentence, including the NUL. Longer texts are cut. */
