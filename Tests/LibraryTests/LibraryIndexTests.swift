@@ -72,6 +72,12 @@ import TestSupport
         #expect(throws: LibraryError.outsideRoot) { try library.resolve(["elsewhere", "secret.jpg"]) }
         #expect(throws: LibraryError.notFound) { try library.resolve(["linked"]) }   // a directory is no asset
         #expect(throws: LibraryError.notFound) { try library.resolve(["dangling"]) }
+        // Nor served through a loop, however spelled: a URL that comes back to a directory on
+        // its way names nothing (else one file would have endless URLs, each its own cache key).
+        for url in [["loop", "2024", "a.jpg"], ["loop", "loop", "2024", "a.jpg"], ["2024", "up", "2024", "a.jpg"],
+                    ["linked", "up", "linked", "a.jpg"], ["2024", "deeper", "..", "a.jpg"]] {
+            #expect(throws: LibraryError.notFound, "\(url)") { try library.resolve(url) }
+        }
     }
 
     @Test func aDirectoryThatCannotBeListedKeepsItsFilesListed() throws {
