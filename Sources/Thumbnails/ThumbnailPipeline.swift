@@ -4,104 +4,6 @@ import Library
 import Rendering
 import Synchronization
 
-/// Which tier answered a request (the `X-Cache` header of docs/API.md).
-public enum CacheTier: String, Sendable {
-    case memory = "HIT-MEMORY"
-    case disk = "HIT-DISK"
-    case miss = "MISS"
-}
-
-/// One thumbnail to produce: its key and the resolved source file.
-public struct ThumbnailRequest: Sendable {
-    public var key: CacheKey
-    /// Absolute path of the source (bytes, as on disk), already resolved inside the library.
-    public var source: DiskPath
-    /// The source's `st_dev` and `st_ino` when resolved (0 when not known): with the path and
-    /// the key's size and mtime, which file a remembered failure belongs to.
-    public var device: UInt64
-    public var inode: UInt64
-
-    /// A request for `key`, rendered from `source`.
-    public init(key: CacheKey, source: DiskPath, device: UInt64 = 0, inode: UInt64 = 0) {
-        self.key = key
-        self.source = source
-        self.device = device
-        self.inode = inode
-    }
-
-    /// The request for `key`'s thumbnail of the file `asset` resolved to.
-    public init(key: CacheKey, asset: ResolvedAsset) {
-        self.init(key: key, source: asset.absolutePath, device: asset.device, inode: asset.inode)
-    }
-
-    var failureSource: KnownFailures.Source {
-        KnownFailures.Source(path: source, device: device, inode: inode, identity: key.source)
-    }
-}
-
-/// A thumbnail and how it was obtained.
-public struct ThumbnailResult: Sendable {
-    /// Where the encoded bytes are.
-    public enum Body: Sendable {
-        case bytes([UInt8])
-        /// A hit to send from a file (only to callers that accept files): a memory hit held in
-        /// a memfd, or a disk hit from its open entry when the memory tier keeps nothing.
-        case file(ThumbnailFile)
-    }
-
-    public var body: Body
-    public var format: ImageFormat
-    /// px.
-    public var width: Int, height: Int
-    public var tier: CacheTier
-    /// Render time of the render this request waited for, ms; nil for hits.
-    public var renderMilliseconds: Double?
-
-    /// A result whose bytes are in `thumbnail`; `renderMilliseconds` only for a miss.
-    public init(thumbnail: Thumbnail, tier: CacheTier, renderMilliseconds: Double? = nil) {
-        self.init(body: .bytes(thumbnail.bytes), format: thumbnail.format, width: thumbnail.width,
-                  height: thumbnail.height, tier: tier, renderMilliseconds: renderMilliseconds)
-    }
-
-    public init(body: Body, format: ImageFormat, width: Int, height: Int, tier: CacheTier,
-                renderMilliseconds: Double? = nil) {
-        self.body = body
-        self.format = format
-        self.width = width
-        self.height = height
-        self.tier = tier
-        self.renderMilliseconds = renderMilliseconds
-    }
-
-    /// The thumbnail, when its bytes are in memory (every render; hits not sent from a file).
-    public var thumbnail: Thumbnail? {
-        guard case .bytes(let bytes) = body else { return nil }
-        return Thumbnail(bytes: bytes, format: format, width: width, height: height)
-    }
-}
-
-/// Where a hit's bytes lie in an open file: `count` bytes from `offset` of `fd`, which `owner`
-/// keeps open for as long as this value is held.
-public struct ThumbnailFile: Sendable {
-    public let fd: Int32
-    /// Bytes.
-    public let offset: Int
-    public let count: Int
-    public let owner: any AnyObject & Sendable
-}
-
-/// Why no thumbnail could be given.
-public enum ThumbnailError: Error, Sendable, Equatable {
-    /// The source could not be rendered (its kind maps to 404/415/422/500).
-    case render(RenderError)
-    /// The render queue is full (503 with `Retry-After`).
-    case overloaded
-    /// The render took longer than `renderDeadlineSeconds` (503). It goes on, and its result is
-    /// still cached for the next request.
-    case deadlineExceeded
-}
-
-public typealias ThumbnailCompletion = @Sendable (Result<ThumbnailResult, ThumbnailError>) -> Void
 
 /// The cache and render pipeline: memory cache → disk cache → render, with coalescing.
 ///
@@ -162,7 +64,7 @@ public final class ThumbnailPipeline: Sendable {
         let waiter: UInt64
     }
 
-    private let nextFlightID = Atomic<UInt64>(1)
+    let nextFlightID = Atomic<UInt64>(1)
 
     /// Opens the disk cache and starts the render workers. `renderer`: libvips by default; tests
     /// give a stand-in.
@@ -380,60 +282,14 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// Whether `key`'s thumbnail is in memory or on disk now (no page-cache or entry check).
-    public func isCached(_ key: CacheKey) -> Bool {
-        memory.contains(key.digest) || disk.contains(key)
-    }
-
-    /// Queues `request` for prefetch job `group` (background work: after every client miss,
-    /// newer groups first, on at most `prefetchWorkers` workers at once). When its turn comes it
-    /// is warmed (`warm`) and `outcome` is told how that went, on the render worker.
-    public func prefetch(_ request: ThumbnailRequest, group: Int,
-                         outcome: @escaping @Sendable (WarmOutcome) -> Void) {
-        scheduler.enqueue(.background(group: group)) { [self] in outcome(warm(request)) }
-    }
-
-    /// Drops every queued item of prefetch job `group`; returns how many were dropped. Their
-    /// `outcome` is never called. Items already rendering finish and are stored.
-    @discardableResult
-    public func stopPrefetching(group: Int) -> Int {
-        scheduler.cancel(group: group)
-    }
-
-    /// The most render workers prefetch work holds at once (`prefetch_workers`, resolved).
-    public var prefetchWorkers: Int { scheduler.backgroundConcurrency }
-
     /// Lets the render workers exit once their queues are empty (server shutdown).
     public func stop() {
         scheduler.stop()
     }
 
-    /// Warms the cache for a prefetch job: renders `request` to disk unless it is cached already
-    /// or a render of it is under way. Blocks; runs on a render worker as background work. A
-    /// client request that arrives meanwhile joins this render.
-    func warm(_ request: ThumbnailRequest) -> WarmOutcome {
-        let digest = request.key.digest
-        if isCached(request.key) { return .skipped }
-        if knownFailures.failure(of: request.failureSource) != nil { return .failed }
-        let lead = flights.withLock { flights -> Bool in
-            if flights[digest] != nil {
-                flights[digest]!.stillWanted = true   // its render must run even if its clients go
-                return false
-            }
-            flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                     waiters: [], foreground: false)
-            return true
-        }
-        guard lead else { return .done }  // a client's lookup of this key is under way and will store it
-        let outcome = renderNow(request, prefetch: true)
-        complete(request, with: outcome)
-        if case .success = outcome { return .done }
-        return .failed
-    }
-
     /// Completes the flight's waiters with a render's outcome, then stores a success: in memory
     /// when a client waits on it, and on disk.
-    private func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) {
+    func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) {
         let digest = request.key.digest
         defer { removeFlight(digest) }
         switch outcome {
@@ -451,7 +307,7 @@ public final class ThumbnailPipeline: Sendable {
     }
 
     /// libvips work for one request, timed and counted. Checks the byte limit first.
-    private func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
+    func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
         let limit = configuration.maxSourceBytes
         if limit > 0, request.key.source.size > limit {
             // A failed render that never reaches libvips: counted, so each disk miss is still
@@ -517,14 +373,4 @@ public final class ThumbnailPipeline: Sendable {
                           running: counts.running, queuedForClients: counts.queuedForeground,
                           queuedForPrefetch: counts.queuedBackground, flights: flights.withLock { $0.count })
     }
-}
-
-/// What warming one prefetch item came to.
-public enum WarmOutcome: Sendable {
-    /// Already in memory or on disk: no render.
-    case skipped
-    /// Rendered and stored, or joined to a render under way.
-    case done
-    /// The source could not be rendered.
-    case failed
 }
