@@ -78,15 +78,15 @@ public struct Library: Sendable {
         // The directories on the way (device, inode; links followed), as the listing's walk
         // keeps them: a URL that comes back to one (`sub/self -> .`, `up -> ..`) names nothing,
         // so a loop of links cannot spell one file in ever more ways (each its own cache key).
-        var onTheWay: [[UInt64]] = []
-        if names.count > 1, let root = Self.directoryIdentity(rootPath) { onTheWay.append(root) }
+        var onTheWay: [DirectoryIdentity] = []
+        if names.count > 1, let root = DirectoryIdentity(of: rootPath) { onTheWay.append(root) }
         for (index, name) in names.enumerated() {
             guard Self.isServableName(name), !name.contains(UInt8(ascii: "/")), !name.contains(0) else { throw .notFound }
             let found = try diskName(of: name, in: path)
             path = path.appending(found)
             if !onDisk.isEmpty { onDisk.append(UInt8(ascii: "/")) }
             onDisk += found
-            if index < names.count - 1, let directory = Self.directoryIdentity(path) {
+            if index < names.count - 1, let directory = DirectoryIdentity(of: path) {
                 guard !onTheWay.contains(directory) else { throw .notFound }
                 onTheWay.append(directory)
             }
@@ -133,13 +133,6 @@ public struct Library: Sendable {
         case S_IFDIR: return .directory(resolved, st)
         default: return .other
         }
-    }
-
-    /// The device and inode of the directory at `path` (links followed); nil for anything else.
-    static func directoryIdentity(_ path: DiskPath) -> [UInt64]? {
-        var st = stat()
-        guard path.withCString({ stat($0, &st) }) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
-        return [UInt64(st.st_dev), UInt64(st.st_ino)]
     }
 
     /// Whether a name on the way to an asset may be served and listed: not empty, not a

@@ -1,5 +1,6 @@
 import Foundation
 import Library
+import Rendering
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,13 +81,13 @@ public enum CacheDirectory {
         if root.hasPrefix(resolved == "/" ? "/" : resolved + "/") { return "cache_dir \(cache) contains the library \(root)" }
         // By device and inode too: a bind mount (or a container volume) gives one directory two
         // paths that no comparison of strings relates.
-        guard let library = identity(of: root) else { return nil }
-        let cacheItself = identity(of: resolved)
-        for (index, ancestor) in ancestors(of: resolved).enumerated() where identity(of: ancestor) == library {
+        guard let library = DirectoryIdentity(of: DiskPath(root)) else { return nil }
+        let cacheItself = DirectoryIdentity(of: DiskPath(resolved))
+        for (index, ancestor) in ancestors(of: resolved).enumerated() where DirectoryIdentity(of: DiskPath(ancestor)) == library {
             return index == 0 && cacheItself != nil ? "cache_dir \(cache) is the library itself (\(root), mounted at another path)"
                 : "cache_dir \(cache) is inside the library \(root) (mounted at another path)"
         }
-        if let cacheItself, ancestors(of: root).dropFirst().contains(where: { identity(of: $0) == cacheItself }) {
+        if let cacheItself, ancestors(of: root).dropFirst().contains(where: { DirectoryIdentity(of: DiskPath($0)) == cacheItself }) {
             return "cache_dir \(cache) contains the library \(root) (mounted at another path)"
         }
         return nil
@@ -103,12 +104,6 @@ public enum CacheDirectory {
         return result
     }
 
-    /// The device and inode of the directory at `path` (followed), or nil when there is none.
-    private static func identity(of path: String) -> [UInt64]? {
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return nil }
-        return [UInt64(st.st_dev), UInt64(st.st_ino)]
-    }
 
     /// Whether the file at `path` may be deleted as a cache entry or temporary file of thumbd's:
     /// a regular file (not a link, FIFO or directory) that starts with the whole entry magic

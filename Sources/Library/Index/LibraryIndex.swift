@@ -259,8 +259,7 @@ public final class LibraryIndex: Sendable {
     private func scanNow() -> ScanSummary {
         var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
         var unlisted: [(relative: DiskPath, error: Int32)] = []
-        var root = stat()
-        let ancestors = library.rootPath.withCString({ stat($0, &root) }) == 0 ? [Self.directoryIdentity(root)] : []
+        let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
         walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
         let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
         var summary = ScanSummary()
@@ -394,7 +393,7 @@ public final class LibraryIndex: Sendable {
             }
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
-                let identity = Self.directoryIdentity(st)
+                let identity = DirectoryIdentity(st)
                 guard !ancestors.contains(identity) else { continue }
                 walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted)
             case S_IFREG:
@@ -403,15 +402,6 @@ public final class LibraryIndex: Sendable {
                 continue
             }
         }
-    }
-
-    /// A directory's device and inode, which tell a directory reached again through a link.
-    struct DirectoryIdentity: Equatable {
-        let device: UInt64, inode: UInt64
-    }
-
-    private static func directoryIdentity(_ st: stat) -> DirectoryIdentity {
-        DirectoryIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     private static func sort(_ s: inout State) {
