@@ -8,6 +8,9 @@ struct FIFO<Element> {
 
     mutating func push(_ element: Element) { items.append(element) }
 
+    /// Every element, oldest first.
+    var elements: ArraySlice<Element> { items[head...] }
+
     /// The element `pop` would take, without taking it.
     var first: Element? { head < items.count ? items[head] : nil }
 

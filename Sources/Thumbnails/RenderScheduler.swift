@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// A bounded pool of render worker threads fed from two queues: foreground work (client misses)
-/// always runs first, oldest first until misses fall behind (below); background work (prefetch)
+/// runs first (unless prefetch is catching up, below), oldest first until misses fall behind
+/// (below); background work (prefetch)
 /// is grouped by job, the newest group first, and runs on at most `backgroundConcurrency`
 /// workers at once (all by default: a client miss that finds every worker on prefetch starts
 /// when the first of them finishes, within one render).
@@ -17,6 +18,9 @@ import Synchronization
 /// 117 cells for 95 renders, last in, first out 95 of 129 for 95; but plain LIFO left the first
 /// screen's top row, asked first, to the last. An old miss waits at most its client's
 /// `render_timeout_seconds`, then gets 503.
+/// Prefetch that falls behind the scroll (a client misses an item its job still has queued,
+/// later than the pool should have reached it) catches up: for a second, two prefetch items run
+/// for each client miss (`PrefetchPace`).
 /// Dedicated threads, not Dispatch: a libvips render blocks its thread for tens of ms.
 /// Thread-safe: queues and counters sit behind one `NSCondition`.
 public final class RenderScheduler: @unchecked Sendable {
@@ -41,7 +45,9 @@ public final class RenderScheduler: @unchecked Sendable {
     /// How long the oldest client miss may wait before the newest goes first, ns: 250 ms, about
     /// two renders of a phone photo (a screen of misses on 2 workers is served within it).
     static let lifoAfterNanoseconds: UInt64 = 250_000_000
-    private var background: [(group: Int, items: FIFO<@Sendable () -> Void>)] = []  // sorted, newest group last
+    private var background: [(group: Int, items: FIFO<BackgroundItem>)] = []  // sorted, newest group last
+    private typealias BackgroundItem = (key: String?, work: @Sendable () -> Void)
+    private var pace: PrefetchPace
     private var runningForeground = 0
     private var runningBackground = 0
     private var stopping = false
@@ -51,10 +57,17 @@ public final class RenderScheduler: @unchecked Sendable {
     ///   - foregroundLimit: foreground items allowed to wait (default 1,024).
     ///   - backgroundConcurrency: most background items running at once (0, the default: every
     ///     worker); at most `workers`.
-    public init(workers: Int = 0, foregroundLimit: Int = 1024, backgroundConcurrency: Int = 0) {
+    ///   - lateSlackNanoseconds: how late past its place in the queue a prefetch item may be
+    ///     before a client miss for it starts catching up (default 100 ms; `PrefetchPace`).
+    ///   - renderNanoseconds: the render time assumed until one is measured (default 100 ms).
+    public init(workers: Int = 0, foregroundLimit: Int = 1024, backgroundConcurrency: Int = 0,
+                lateSlackNanoseconds: UInt64 = 100_000_000,
+                renderNanoseconds: UInt64 = 100_000_000) {
         workerCount = workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
         self.foregroundLimit = max(1, foregroundLimit)
         self.backgroundConcurrency = backgroundConcurrency > 0 ? min(backgroundConcurrency, workerCount) : workerCount
+        pace = PrefetchPace(workers: workerCount, slackNanoseconds: lateSlackNanoseconds,
+                            renderNanoseconds: renderNanoseconds)
         for index in 0..<workerCount {
             let thread = Thread { [self] in run() }
             thread.name = "thumbd-render-\(index)"
@@ -64,8 +77,10 @@ public final class RenderScheduler: @unchecked Sendable {
     }
 
     /// Queues `work`. Returns false, without queueing, when the foreground queue is full.
+    /// `key` (a background item's cache key digest) lets `clientMissed(_:)` tell when a client
+    /// reached the item before the pool did.
     @discardableResult
-    public func enqueue(_ priority: Priority, _ work: @escaping @Sendable () -> Void) -> Bool {
+    public func enqueue(_ priority: Priority, key: String? = nil, _ work: @escaping @Sendable () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         switch priority {
@@ -73,14 +88,18 @@ public final class RenderScheduler: @unchecked Sendable {
             guard foreground.count < foregroundLimit else { return false }
             foreground.push((DispatchTime.now().uptimeNanoseconds, work))
         case .background(let group):
+            let ahead: Int
             if let i = background.lastIndex(where: { $0.group == group }) {
-                background[i].items.push(work)
+                ahead = background[i].items.count
+                background[i].items.push((key, work))
             } else {
-                var items = FIFO<@Sendable () -> Void>()
-                items.push(work)
+                ahead = 0
+                var items = FIFO<BackgroundItem>()
+                items.push((key, work))
                 let position = background.firstIndex { $0.group > group } ?? background.endIndex
                 background.insert((group, items), at: position)
             }
+            if let key { pace.queued(key, position: ahead, now: DispatchTime.now().uptimeNanoseconds) }
         }
         condition.signal()
         return true
@@ -93,7 +112,27 @@ public final class RenderScheduler: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard let i = background.firstIndex(where: { $0.group == group }) else { return 0 }
-        return background.remove(at: i).items.count
+        let items = background.remove(at: i).items
+        for item in items.elements { if let key = item.key { pace.left(key) } }
+        return items.count
+    }
+
+    /// A client missed the thumbnail with digest `key` (neither cache had it). Returns true when a
+    /// prefetch item for it was still queued past its due time: prefetch is behind its client,
+    /// and catches up (`PrefetchPace`).
+    @discardableResult
+    public func clientMissed(_ key: String) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return pace.clientMissed(key, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Client misses that found their prefetch item late, since start; and whether the pool is
+    /// catching up now.
+    public var prefetchPace: (lateMisses: Int, catchingUp: Bool) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (pace.lateMisses, pace.catchingUp(at: DispatchTime.now().uptimeNanoseconds))
     }
 
     /// Items waiting, and items running, in each queue.
@@ -117,15 +156,20 @@ public final class RenderScheduler: @unchecked Sendable {
             condition.lock()
             var next: (work: @Sendable () -> Void, isBackground: Bool)?
             while next == nil {
-                if let oldest = foreground.first {
-                    let behind = DispatchTime.now().uptimeNanoseconds &- oldest.queuedAt > Self.lifoAfterNanoseconds
+                let now = DispatchTime.now().uptimeNanoseconds
+                let backgroundMayRun = runningBackground < backgroundConcurrency && !background.isEmpty
+                if let oldest = foreground.first,
+                   !(backgroundMayRun && pace.backgroundGoesFirst(at: now)) {
+                    let behind = now &- oldest.queuedAt > Self.lifoAfterNanoseconds
                     let work = behind ? foreground.popLast()!.work : foreground.pop()!.work
                     next = (work, false)
                     runningForeground += 1
-                } else if runningBackground < backgroundConcurrency, !background.isEmpty {
+                } else if backgroundMayRun {
                     let last = background.count - 1
-                    next = (background[last].items.pop()!, true)
+                    let item = background[last].items.pop()!
                     if background[last].items.isEmpty { background.removeLast() }
+                    if let key = item.key { pace.left(key) }
+                    next = (item.work, true)
                     runningBackground += 1
                 } else if stopping {
                     condition.unlock()
@@ -135,8 +179,11 @@ public final class RenderScheduler: @unchecked Sendable {
                 }
             }
             condition.unlock()
+            let started = DispatchTime.now().uptimeNanoseconds
             next!.work()
+            let took = DispatchTime.now().uptimeNanoseconds &- started
             condition.lock()
+            pace.ran(for: took)
             if next!.isBackground { runningBackground -= 1 } else { runningForeground -= 1 }
             condition.signal()  // a background item may have been waiting for a slot
             condition.unlock()

@@ -14,7 +14,7 @@ extension ThumbnailPipeline {
     /// is warmed (`warm`) and `outcome` is told how that went, on the render worker.
     public func prefetch(_ request: ThumbnailRequest, group: Int,
                          outcome: @escaping @Sendable (WarmOutcome) -> Void) {
-        scheduler.enqueue(.background(group: group)) { [self] in outcome(warm(request)) }
+        scheduler.enqueue(.background(group: group), key: request.key.digest) { [self] in outcome(warm(request)) }
     }
 
     /// Drops every queued item of prefetch job `group`; returns how many were dropped. Their

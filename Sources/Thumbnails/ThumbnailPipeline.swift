@@ -160,6 +160,7 @@ public final class ThumbnailPipeline: Sendable {
             return .waiter
         }
         if let timer { scheduleExpiry(digest, flight: timer.id, at: timer.at) }
+        if case .miss = diskLookup { scheduler.clientMissed(digest) }   // prefetch late for it: catch up
         switch role {
         case .leader:
             // Absent a moment ago and still absent: render. Otherwise (not in the page cache,
@@ -365,12 +366,18 @@ public final class ThumbnailPipeline: Sendable {
         /// Keys with a lookup under way (a disk read or a render that clients or a prefetch
         /// wait on): 0 when the server is idle, whatever clients did before.
         public var flights: Int
+        /// Client misses for a thumbnail a prefetch job still had queued past the time the pool
+        /// should have reached it, since start; and whether prefetch is catching up now
+        /// (`RenderScheduler.clientMissed`).
+        public var latePrefetch: Int, catchingUp: Bool
     }
 
     public var statistics: Statistics {
         let counts = scheduler.counts
+        let pace = scheduler.prefetchPace
         return Statistics(memory: memory.statistics, disk: disk.statistics, renders: renderStatistics.snapshot,
                           running: counts.running, queuedForClients: counts.queuedForeground,
-                          queuedForPrefetch: counts.queuedBackground, flights: flights.withLock { $0.count })
+                          queuedForPrefetch: counts.queuedBackground, flights: flights.withLock { $0.count },
+                          latePrefetch: pace.lateMisses, catchingUp: pace.catchingUp)
     }
 }

@@ -192,6 +192,29 @@ import TestSupport
         #expect(rig.pipeline.statistics.renders.prefetch == 2)
     }
 
+    @Test func aClientThatReachesAQueuedPrefetchItemLateMakesPrefetchCatchUp() throws {
+        let rig = try Rig()
+        rig.ask("Landscape_1.jpg")
+        #expect(rig.renderer.waitForStarts(1))
+        for photo in ["Landscape_6.jpg", "kodak-dc210-1998-vga.jpg", "fuji-sp2500-tiny-orientation6.jpg"] {
+            rig.pipeline.prefetch(rig.request(photo), group: 1) { _ in }
+        }
+        // The second item was due 100 ms (the render time assumed) + 100 ms after it was
+        // queued; the client reaches it later.
+        usleep(300_000)
+        let late = rig.ask("kodak-dc210-1998-vga.jpg")
+        #expect(rig.pipeline.statistics.latePrefetch == 1)
+        #expect(rig.pipeline.statistics.catchingUp)
+        rig.renderer.open()
+        #expect(try late.wait()?.get().tier == .miss)
+        #expect(eventually { rig.pipeline.statistics.flights == 0 && rig.renderer.started.count == 4 })
+        // Two prefetch items for each client miss: Landscape_6 (prefetch), kodak (the job's item
+        // finds the client's flight queued and leaves the render to it), kodak (the client's),
+        // fuji (prefetch). Client misses first would give kodak, Landscape_6, fuji.
+        #expect(rig.renderer.started == ["Landscape_1.jpg", "Landscape_6.jpg", "kodak-dc210-1998-vga.jpg",
+                                         "fuji-sp2500-tiny-orientation6.jpg"])
+    }
+
     @Test func aClientJoinsAPrefetchRenderUnderWayAndGetsItInMemory() throws {
         let rig = try Rig()
         let warmed = DispatchSemaphore(value: 0)

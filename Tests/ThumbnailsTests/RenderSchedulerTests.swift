@@ -100,6 +100,41 @@ import Testing
         scheduler.stop()
     }
 
+    /// The order a client miss and six prefetch items (keys k0...k5 of one job) run in behind a
+    /// busy worker, when a client missed `missed` before they ran.
+    func catchUpOrder(missed: String?, renderNanoseconds: UInt64) -> [String] {
+        let scheduler = RenderScheduler(workers: 1, lateSlackNanoseconds: 0, renderNanoseconds: renderNanoseconds)
+        defer { scheduler.stop() }
+        let gate = Gate()
+        let started = DispatchSemaphore(value: 0)
+        gate.done.enter()
+        scheduler.enqueue(.foreground) { started.signal(); gate.semaphore.wait(); gate.done.leave() }  // occupies the worker
+        started.wait()
+        func queue(_ name: String, _ priority: RenderScheduler.Priority, key: String? = nil) {
+            gate.done.enter()
+            scheduler.enqueue(priority, key: key) { gate.order.withLock { $0.append(name) }; gate.done.leave() }
+        }
+        for i in 0..<6 { queue("k\(i)", .background(group: 1), key: "k\(i)") }
+        usleep(20_000)
+        if let missed { scheduler.clientMissed(missed) }
+        queue("f1", .foreground)
+        gate.semaphore.signal()
+        gate.done.wait()
+        return gate.order.withLock { $0 }
+    }
+
+    @Test func prefetchBehindItsClientCatchesUpTwoItemsPerClientMiss() {
+        // k0 was due 1 ms after it was queued; the client asked for it 20 ms later.
+        #expect(catchUpOrder(missed: "k0", renderNanoseconds: 1_000_000) == ["k0", "k1", "f1", "k2", "k3", "k4", "k5"])
+    }
+
+    @Test func clientMissesStayFirstWhilePrefetchKeepsPace() {
+        // Due 1 s after queueing: the client's miss 20 ms later is not late.
+        #expect(catchUpOrder(missed: "k0", renderNanoseconds: 1_000_000_000) == ["f1", "k0", "k1", "k2", "k3", "k4", "k5"])
+        // A miss for a key no job has queued changes nothing either.
+        #expect(catchUpOrder(missed: "elsewhere", renderNanoseconds: 1_000_000) == ["f1", "k0", "k1", "k2", "k3", "k4", "k5"])
+    }
+
     @Test func cancellingAGroupDropsItsQueuedItems() {
         let scheduler = RenderScheduler(workers: 1)
         let hold = DispatchSemaphore(value: 0)

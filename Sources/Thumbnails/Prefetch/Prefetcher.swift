@@ -14,6 +14,12 @@ public final class Prefetcher: Sendable {
         /// Items waiting in the scheduler.
         public var queued = 0
         public var done = 0, skipped = 0, failed = 0, cancelled = 0
+        /// Client misses for an item a job still had queued past the time the pool should have
+        /// reached it (prefetch behind its client), since start.
+        public var late = 0
+        /// Whether prefetch is catching up now: prefetch items run before client misses, two
+        /// for one (`RenderScheduler`).
+        public var catchingUp = false
     }
 
     /// Finished jobs kept for `GET /prefetch/{id}` (the newest this many).
@@ -102,7 +108,10 @@ public final class Prefetcher: Sendable {
 
     public var statistics: Statistics {
         var totals = state.withLock { $0.totals }
-        totals.queued = pipeline.statistics.queuedForPrefetch
+        let pipeline = pipeline.statistics
+        totals.queued = pipeline.queuedForPrefetch
+        totals.late = pipeline.latePrefetch
+        totals.catchingUp = pipeline.catchingUp
         return totals
     }
 
