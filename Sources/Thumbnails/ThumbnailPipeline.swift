@@ -73,7 +73,8 @@ public final class ThumbnailPipeline: Sendable {
         self.configuration = configuration
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
-        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
+        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
+                             library: configuration.libraryRoot)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
                                     backgroundConcurrency: configuration.prefetchWorkers)
     }
@@ -285,6 +286,14 @@ public final class ThumbnailPipeline: Sendable {
     /// Lets the render workers exit once their queues are empty (server shutdown).
     public func stop() {
         scheduler.stop()
+    }
+
+    /// Whether the disk tier can keep thumbnails now: nil, or why not (one sentence). Checks the
+    /// cache's directories and makes them again when they were removed (`DiskCache.checkDirectories`).
+    /// Blocks on file I/O: call it off the event loops.
+    @discardableResult
+    public func checkDiskCache() -> String? {
+        disk.checkDirectories()
     }
 
     /// Completes the flight's waiters with a render's outcome, then stores a success: in memory
