@@ -29,7 +29,10 @@ extension ThumbService {
         var sourceChecks: Int
     }
 
+    /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
+    /// disk counts are of entries that are there. Blocks on file I/O: call it off the event loops.
     func statsSnapshot() -> StatsSnapshot {
+        pipeline.checkDiskCache()
         let pipeline = pipeline.statistics
         return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
@@ -76,7 +79,8 @@ extension ThumbService {
         "hits":\(s.memory.hits),"misses":\(s.memory.misses),"evictions":\(s.memory.evictions)},\
         "disk_cache":{"entries":\(s.disk.entries),"bytes":\(s.disk.bytes),"limit_bytes":\(s.disk.limitBytes),\
         "hits":\(s.disk.hits),"misses":\(s.disk.misses),"evictions":\(s.disk.evictions),\
-        "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
+        "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt),"directory_faults":\(s.disk.directoryFaults),\
+        "fault":\(s.disk.fault.map(JSON.quote) ?? "null")},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
         "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
         "abandoned":\(s.renders.abandoned),"flights":\(s.flights),\
@@ -127,6 +131,12 @@ extension ThumbService {
         metric("thumbd_disk_cache_write_errors_total", "counter", "Disk cache writes that failed.", [("", "\(s.disk.writeErrors)")])
         metric("thumbd_disk_cache_corrupt_total", "counter", "Damaged disk cache entries found and deleted.",
                [("", "\(s.disk.corrupt)")])
+        metric("thumbd_disk_cache_directory_faults_total", "counter",
+               "Times the cache directory, entries/ or tmp/ were found removed or replaced while the server ran (each made again when allowed).",
+               [("", "\(s.disk.directoryFaults)")])
+        metric("thumbd_disk_cache_failing", "gauge",
+               "1 while the disk cache cannot keep thumbnails (its directory gone and not to be made again), else 0.",
+               [("", s.disk.fault == nil ? "0" : "1")])
         metric("thumbd_renders_total", "counter", "libvips renders run.", [("", "\(s.renders.total)")])
         metric("thumbd_renders_failed_total", "counter", "libvips renders that failed.", [("", "\(s.renders.failed)")])
         metric("thumbd_renders_prefetch_total", "counter", "Renders run for prefetch jobs (of thumbd_renders_total).",
