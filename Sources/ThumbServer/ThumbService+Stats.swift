@@ -86,7 +86,7 @@ extension ThumbService {
         "abandoned":\(s.renders.abandoned),"flights":\(s.flights),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
-        "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled)},\
+        "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"not_stored":\(s.prefetch.notStored),"cancelled":\(s.prefetch.cancelled)},\
         "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
         "unreadable_files":\(s.unreadable.files),"unreadable_directories":\(s.unreadable.directories),\
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
@@ -162,7 +162,8 @@ extension ThumbService {
         metric("thumbd_prefetch_queued", "gauge", "Prefetch items waiting for a worker.", [("", "\(s.prefetch.queued)")])
         metric("thumbd_prefetch_items_total", "counter", "Prefetch items by outcome.",
                [("{outcome=\"done\"}", "\(s.prefetch.done)"), ("{outcome=\"skipped\"}", "\(s.prefetch.skipped)"),
-                ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
+                ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"not_stored\"}", "\(s.prefetch.notStored)"),
+                ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
         metric("thumbd_library_assets", "gauge", "Images in the library listing.", [("", "\(s.libraryAssets)")])
         metric("thumbd_library_header_reads_total", "counter", "Image headers read by the library index.",
                [("", "\(s.headerReads)")])
