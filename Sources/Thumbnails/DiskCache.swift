@@ -23,7 +23,9 @@ import Glibc
 /// Directories removed while it runs are made again by the start-up rules
 /// (`DiskCache+Directories.swift`).
 /// All methods but `readWithoutWaiting` may block on file I/O; call them off the event loops. Thread-safe: the index and
-/// counters sit behind one `Mutex`; file I/O happens outside it.
+/// counters sit behind one `Mutex` (`index`; file I/O happens outside it), what is known of the
+/// directories behind another (`directories`, held through a recovery so that one runs at once;
+/// never taken while `index` is held).
 public final class DiskCache: Sendable {
     /// Counters and gauges for `/stats` (`disk_cache`).
     public struct Statistics: Sendable, Equatable {
