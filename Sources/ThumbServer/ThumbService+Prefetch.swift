@@ -75,6 +75,7 @@ extension ThumbService {
 
     static func jobJSON(_ job: PrefetchJob) -> String {
         "{\"id\":\(job.id),\"grid\":\(JSON.quote(job.grid)),\"state\":\"\(job.state.rawValue)\",\"total\":\(job.total),"
-            + "\"done\":\(job.done),\"skipped\":\(job.skipped),\"failed\":\(job.failed),\"cancelled\":\(job.cancelled)}"
+            + "\"done\":\(job.done),\"skipped\":\(job.skipped),\"failed\":\(job.failed),\"not_stored\":\(job.notStored),"
+            + "\"cancelled\":\(job.cancelled),\"not_stored_reason\":\(job.notStoredReason.map(JSON.quote) ?? "null")}"
     }
 }

@@ -29,7 +29,10 @@ extension ThumbService {
         var sourceChecks: Int
     }
 
+    /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
+    /// disk counts are of entries that are there. Blocks on file I/O: call it off the event loops.
     func statsSnapshot() -> StatsSnapshot {
+        pipeline.checkDiskCache()
         let pipeline = pipeline.statistics
         return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
@@ -76,13 +79,14 @@ extension ThumbService {
         "hits":\(s.memory.hits),"misses":\(s.memory.misses),"evictions":\(s.memory.evictions)},\
         "disk_cache":{"entries":\(s.disk.entries),"bytes":\(s.disk.bytes),"limit_bytes":\(s.disk.limitBytes),\
         "hits":\(s.disk.hits),"misses":\(s.disk.misses),"evictions":\(s.disk.evictions),\
-        "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt)},\
+        "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt),"directory_faults":\(s.disk.directoryFaults),\
+        "fault":\(s.disk.fault.map(JSON.quote) ?? "null")},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
         "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
         "abandoned":\(s.renders.abandoned),"flights":\(s.flights),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
-        "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"cancelled":\(s.prefetch.cancelled),\
+        "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"not_stored":\(s.prefetch.notStored),"cancelled":\(s.prefetch.cancelled),\
         "late":\(s.prefetch.late),"catching_up":\(s.prefetch.catchingUp)},\
         "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
         "unreadable_files":\(s.unreadable.files),"unreadable_directories":\(s.unreadable.directories),\
@@ -128,6 +132,12 @@ extension ThumbService {
         metric("thumbd_disk_cache_write_errors_total", "counter", "Disk cache writes that failed.", [("", "\(s.disk.writeErrors)")])
         metric("thumbd_disk_cache_corrupt_total", "counter", "Damaged disk cache entries found and deleted.",
                [("", "\(s.disk.corrupt)")])
+        metric("thumbd_disk_cache_directory_faults_total", "counter",
+               "Times the cache directory, entries/ or tmp/ were found removed or replaced while the server ran (each made again when allowed).",
+               [("", "\(s.disk.directoryFaults)")])
+        metric("thumbd_disk_cache_failing", "gauge",
+               "1 while the disk cache cannot keep thumbnails (its directory gone and not to be made again), else 0.",
+               [("", s.disk.fault == nil ? "0" : "1")])
         metric("thumbd_renders_total", "counter", "libvips renders run.", [("", "\(s.renders.total)")])
         metric("thumbd_renders_failed_total", "counter", "libvips renders that failed.", [("", "\(s.renders.failed)")])
         metric("thumbd_renders_prefetch_total", "counter", "Renders run for prefetch jobs (of thumbd_renders_total).",
@@ -153,7 +163,8 @@ extension ThumbService {
         metric("thumbd_prefetch_queued", "gauge", "Prefetch items waiting for a worker.", [("", "\(s.prefetch.queued)")])
         metric("thumbd_prefetch_items_total", "counter", "Prefetch items by outcome.",
                [("{outcome=\"done\"}", "\(s.prefetch.done)"), ("{outcome=\"skipped\"}", "\(s.prefetch.skipped)"),
-                ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
+                ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"not_stored\"}", "\(s.prefetch.notStored)"),
+                ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
         metric("thumbd_prefetch_late_total", "counter",
                "Client misses for items a prefetch job still had queued past their due time.", [("", "\(s.prefetch.late)")])
         metric("thumbd_prefetch_catching_up", "gauge", "1 while prefetch runs before client misses to get ahead again.",

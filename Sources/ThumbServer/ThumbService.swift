@@ -110,16 +110,19 @@ extension Route {
         Route(match: .path("/assets"), methods: .read, access: .open) { service, request, _, completion in
             completion(service.respondWithListing(to: request))
         },
-        Route(match: .path("/healthz"), methods: .read, access: .open) { _, _, _, completion in
-            completion(ThumbService.json(status: 200, "{\"status\":\"ok\"}\n"))
+        // These three check the disk cache's directories (file I/O): off the event loop.
+        Route(match: .path("/healthz"), methods: .read, access: .open) { service, _, _, completion in
+            DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse()) }
         },
         Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, completion in
-            completion(ThumbService.json(status: 200, service.statsJSON()))
+            DispatchQueue.global(qos: .userInitiated).async { completion(ThumbService.json(status: 200, service.statsJSON())) }
         },
         Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, completion in
-            completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                                                                       ("Cache-Control", "no-store")]),
-                                    body: Array(service.metricsText().utf8)))
+            DispatchQueue.global(qos: .userInitiated).async {
+                completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                                           ("Cache-Control", "no-store")]),
+                                        body: Array(service.metricsText().utf8)))
+            }
         },
         Route(match: .path("/prefetch"), methods: [.post, .delete], access: .adminToChange) { service, request, method, completion in
             if method == .post {

@@ -44,7 +44,9 @@ public final class Thumbd: Sendable {
         }
         let pipeline: ThumbnailPipeline
         do {
-            pipeline = try ThumbnailPipeline(configuration: config.pipeline, renderer: renderer)
+            var configuration = config.pipeline
+            configuration.libraryRoot = library.root   // kept apart from the cache if it is made again
+            pipeline = try ThumbnailPipeline(configuration: configuration, renderer: renderer)
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
         }

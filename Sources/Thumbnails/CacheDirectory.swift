@@ -39,15 +39,45 @@ public enum CacheDirectory {
     /// - Throws: `Refusal` when `path` is not a directory, holds files thumbd did not make, or
     ///   cannot be created or tagged; nothing in it is changed then.
     public static func claim(_ path: String) throws(Refusal) {
+        try claim(path, makingParents: true)
+    }
+
+    /// Makes the cache at `path` usable again after its directories vanished while thumbd ran (a
+    /// tmp cleaner, a user clearing the cache): by `claim`'s rules, as at first start, except
+    /// that a missing `path` is made only inside a directory that still exists (never a chain
+    /// of parents: a whole tree gone is not the cache's to bring back), and only while it stays
+    /// apart from the library at `library` (`overlap`; nil: no library to keep apart from).
+    /// - Throws: `Refusal` as `claim` does, or naming the overlap, or when the directory above
+    ///   `path` is gone; nothing is made or changed then.
+    static func reclaim(_ path: String, library: String?) throws(Refusal) {
+        if let library, let overlap = overlap(cache: path, library: library) {
+            throw Refusal(description: overlap + "; thumbd does not make it again there")
+        }
+        try claim(path, makingParents: false)
+    }
+
+    /// `claim`, with `path` made with its parents (at start) or only inside an existing
+    /// directory (`reclaim`).
+    private static func claim(_ path: String, makingParents: Bool) throws(Refusal) {
         var st = stat()
         if stat(path, &st) != 0 {
             if lstat(path, &st) == 0 {
                 throw Refusal(description: "the cache directory \(path) is a symbolic link to something that does not exist")
             }
-            do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            } catch {
-                throw Refusal(description: "cannot create the cache directory \(path): \(error.localizedDescription)")
+            if makingParents {
+                do {
+                    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                } catch {
+                    throw Refusal(description: "cannot create the cache directory \(path): \(error.localizedDescription)")
+                }
+            } else if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw Refusal(description: errno == ENOENT
+                    ? "the directory that held the cache directory \(path) is gone too"
+                    : "cannot create the cache directory \(path): \(String(cString: strerror(errno)))")
+            }
+            // mkdir(2) makes a directory or fails; what sits there now (another's, made since) is judged below.
+            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+                throw Refusal(description: "the cache directory \(path) is not a directory")
             }
         } else if (st.st_mode & S_IFMT) != S_IFDIR {
             throw Refusal(description: "the cache directory \(path) is not a directory")

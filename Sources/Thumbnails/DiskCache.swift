@@ -20,8 +20,12 @@ import Glibc
 /// as the file system allocates them.
 ///
 /// Never throws after start-up: a failed read is a miss, a failed write counts in `writeErrors`.
+/// Directories removed while it runs are made again by the start-up rules
+/// (`DiskCache+Directories.swift`).
 /// All methods but `readWithoutWaiting` may block on file I/O; call them off the event loops. Thread-safe: the index and
-/// counters sit behind one `Mutex`; file I/O happens outside it.
+/// counters sit behind one `Mutex` (`index`; file I/O happens outside it), what is known of the
+/// directories behind another (`directories`, held through a recovery so that one runs at once;
+/// never taken while `index` is held).
 public final class DiskCache: Sendable {
     /// Counters and gauges for `/stats` (`disk_cache`).
     public struct Statistics: Sendable, Equatable {
@@ -36,6 +40,20 @@ public final class DiskCache: Sendable {
         /// Entries found truncated, empty or corrupt when read, and dropped (and deleted when
         /// they are thumbd's files; see `CacheDirectory.removeEntry`).
         public var corrupt = 0
+        /// Times the cache directory, `entries/` or `tmp/` were found gone or replaced while
+        /// the server ran (each then made again when `CacheDirectory.reclaim` allows).
+        public var directoryFaults = 0
+        /// Why the disk tier cannot keep thumbnails now (one sentence), or nil while it can.
+        public var fault: String?
+    }
+
+    /// What `store` did with a thumbnail.
+    public enum WriteOutcome: Sendable, Equatable {
+        case written
+        /// Not written, counted in `writeErrors`: why, one sentence naming the fault.
+        case failed(String)
+        /// Larger than the whole limit: not written, and no error.
+        case tooLarge(String)
     }
 
     /// Raised by `init` only.
@@ -44,7 +62,9 @@ public final class DiskCache: Sendable {
     }
 
     struct Index {
-        var lru = LRUList<Void>()
+        /// Each entry's value is the write that made it (`nextTemporary` then; 0 for an entry
+        /// found at start), so that a sweep tells an entry written since it looked.
+        var lru = LRUList<Int>()
         /// Entries checked and kept open for `openWithoutWaiting`, with what their path showed.
         var open: [String: (entry: OpenDiskEntry, stamp: FileStamp)] = [:]
         /// Bytes reserved by writes in progress, counted against the limit.
@@ -61,9 +81,18 @@ public final class DiskCache: Sendable {
     /// How close the LRU order after a restart follows the reads before it, ns: a hit stamps the
     /// entry's mtime only when the mtime is at least this old. `1 s` by default.
     public let recencyResolutionNanoseconds: Int64
-    private let entriesDirectory: String
-    private let temporaryDirectory: String
+    /// The library the cache stays apart from when it is made again (`CacheDirectory.reclaim`);
+    /// nil: none given (tests).
+    public let libraryRoot: String?
+    /// While the directories cannot be made again, how often a write tries again, ns. `1 s` by default.
+    let faultRecheckNanoseconds: UInt64
+    /// Where a directory fault is said (once per fault, and once when it is over). stderr in the server.
+    let warn: @Sendable (String) -> Void
+    let entriesDirectory: String
+    let temporaryDirectory: String
     let index: Mutex<Index>
+    /// The directories as last claimed, and the fault; held through a recovery, so one runs at once.
+    let directories: Mutex<Directories>
 
     /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
     /// write into the file at the worst moment). Nil in the server.
@@ -72,12 +101,20 @@ public final class DiskCache: Sendable {
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
     /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime.
+    /// `library`: the library root (resolved) the cache must stay apart from if it has to be
+    /// made again while running; nil (default) checks none. `faultRecheckSeconds` (default 1):
+    /// how often writes try again to make the directories while they cannot. `warn`: where a
+    /// directory fault is said; stderr (`thumbd: ` first) by default.
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
-    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1) throws {
+    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, library: String? = nil,
+                faultRecheckSeconds: Double = 1, warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
         self.directory = directory
         self.limitBytes = max(0, limitBytes)
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
+        libraryRoot = library
+        faultRecheckNanoseconds = UInt64(max(0, min(faultRecheckSeconds, 1e6)) * 1e9)
+        self.warn = warn
         entriesDirectory = directory + "/entries"
         temporaryDirectory = directory + "/tmp"
         do {
@@ -109,7 +146,7 @@ public final class DiskCache: Sendable {
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
         var initial = Index()
-        for entry in found { initial.lru.insert(entry.digest, (), cost: entry.cost) }
+        for entry in found { initial.lru.insert(entry.digest, 0, cost: entry.cost) }
         var victims: [String] = []
         while initial.lru.totalCost > self.limitBytes, let oldest = initial.lru.leastRecentKey {
             initial.lru.remove(oldest)
@@ -117,6 +154,7 @@ public final class DiskCache: Sendable {
             victims.append(oldest)
         }
         index = Mutex(initial)
+        directories = Mutex(Directories(identities: Self.identities(directory)))
         for digest in victims { CacheDirectory.removeEntry(path(for: digest)) }
     }
 
@@ -198,16 +236,32 @@ public final class DiskCache: Sendable {
         index.withLock { $0.lru.peek(key.digest) != nil }
     }
 
-    /// Stores `thumbnail` under `key`, evicting least recently used entries first so the limit
-    /// holds. Returns false (and counts a write error) when the file could not be written; an
-    /// entry larger than the whole limit is skipped and returns false without an error.
+    /// Stores `thumbnail` under `key` (`store`); true when it was written.
     @discardableResult
     public func write(_ thumbnail: Thumbnail, for key: CacheKey) -> Bool {
+        store(thumbnail, for: key) == .written
+    }
+
+    /// Stores `thumbnail` under `key`, evicting least recently used entries first so the limit
+    /// holds. The directories are checked first (`checkDirectories`: made again when they were
+    /// removed); a write that still finds one gone (ENOENT, removed just then) has them made
+    /// again and is tried once more. `.failed` (counted in `writeErrors`) when
+    /// the file could not be written, or while the directories cannot be made again;
+    /// `.tooLarge` (no error) for an entry larger than the whole limit.
+    public func store(_ thumbnail: Thumbnail, for key: CacheKey) -> WriteOutcome {
         let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
         let cost = Self.blocks(bytes.count)
-        guard cost <= limitBytes else { return false }
+        guard cost <= limitBytes else {
+            return .tooLarge("the thumbnail takes \(cost) bytes on disk, more than the disk cache's limit of \(limitBytes) bytes")
+        }
+        // The directories first (three stats): a write must not go into a directory that is
+        // not the one claimed (made again by someone else), nor be tried while there is none.
+        if let fault = checkDirectories() {
+            index.withLock { $0.writeErrors += 1 }
+            return .failed(fault)
+        }
         let digest = key.digest
-        let (victims, temporaryName) = index.withLock { state -> ([String], String) in
+        let (victims, write) = index.withLock { state -> ([String], Int) in
             var victims: [String] = []
             if state.lru.remove(digest) != nil { victims.append(digest) }
             while state.lru.totalCost + state.reserved + cost > limitBytes, let oldest = state.lru.leastRecentKey {
@@ -219,31 +273,46 @@ public final class DiskCache: Sendable {
             for victim in victims { state.open[victim] = nil }
             state.reserved += cost
             state.nextTemporary += 1
-            return (victims, "\(getpid())-\(state.nextTemporary).tmp")
+            return (victims, state.nextTemporary)
         }
         for victim in victims { CacheDirectory.removeEntry(path(for: victim)) }
 
-        let temporaryPath = temporaryDirectory + "/" + temporaryName
-        mkdir(shardDirectory(for: digest), 0o755)  // EEXIST is the usual answer
-        // writeAll removes what it created when it fails, and touches nothing it did not create.
-        var written = Self.writeAll(bytes, to: temporaryPath)
-        if written && !Self.moveIntoPlace(temporaryPath, path(for: digest)) {
-            unlink(temporaryPath)   // made just now by writeAll
-            written = false
+        let temporaryPath = temporaryDirectory + "/\(getpid())-\(write).tmp"
+        var failure = place(bytes, digest: digest, through: temporaryPath)
+        if failure == ENOENT, checkDirectories() == nil {
+            failure = place(bytes, digest: digest, through: temporaryPath)
         }
         index.withLock { state in
             state.reserved -= cost
-            if written { state.lru.insert(digest, (), cost: cost) } else { state.writeErrors += 1 }
+            if failure == 0 { state.lru.insert(digest, write, cost: cost) } else { state.writeErrors += 1 }
         }
-        return written
+        guard failure != 0 else { return .written }
+        return .failed("cannot write to the disk cache \(directory): \(String(cString: strerror(failure)))")
+    }
+
+    /// One attempt at writing an entry: its shard, the temporary file, the rename into place.
+    /// 0, or the `errno` of the step that failed (what it created is removed then).
+    private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> Int32 {
+        // EEXIST is the usual answer; ENOENT says entries/ is gone.
+        if mkdir(shardDirectory(for: digest), 0o755) != 0 && errno == ENOENT { return ENOENT }
+        // writeAll removes what it created when it fails, and touches nothing it did not create.
+        let failure = Self.writeAll(bytes, to: temporaryPath)
+        guard failure == 0 else { return failure }
+        let moved = Self.moveIntoPlace(temporaryPath, path(for: digest))
+        if moved != 0 { unlink(temporaryPath) }   // made just now by writeAll
+        return moved
     }
 
     public var statistics: Statistics {
-        index.withLock { state in
+        var statistics = index.withLock { state in
             Statistics(entries: state.lru.count, bytes: state.lru.totalCost + state.reserved, limitBytes: limitBytes,
                        hits: state.lru.hits, misses: state.lru.misses, evictions: state.lru.evictions,
                        writeErrors: state.writeErrors, corrupt: state.corrupt)
         }
+        let directories = directories.withLock { ($0.faults, $0.fault) }
+        statistics.directoryFaults = directories.0
+        statistics.fault = directories.1
+        return statistics
     }
 
     /// `entries/<first two hex digits>/<digest>`: 256 shards keep directories small.
@@ -251,7 +320,7 @@ public final class DiskCache: Sendable {
         shardDirectory(for: digest) + "/" + digest
     }
 
-    private func shardDirectory(for digest: String) -> String {
+    func shardDirectory(for digest: String) -> String {
         entriesDirectory + "/" + digest.prefix(2)
     }
 
@@ -260,35 +329,38 @@ public final class DiskCache: Sendable {
     /// Renames a written temporary file to its entry's name without ever replacing a file that
     /// is not thumbd's (`renameat2` with `RENAME_NOREPLACE`): what sits there is removed first
     /// only when `CacheDirectory.removeEntry` finds it is an entry (another writer's, or a stale
-    /// one), otherwise the write fails.
-    private static func moveIntoPlace(_ temporaryPath: String, _ entryPath: String) -> Bool {
+    /// one), otherwise the write fails. Returns 0, or the `errno` that stopped it (`EEXIST`
+    /// for a file there that is not thumbd's).
+    private static func moveIntoPlace(_ temporaryPath: String, _ entryPath: String) -> Int32 {
         for _ in 0..<2 {
-            if clinux_rename_noreplace(temporaryPath, entryPath) == 0 { return true }
-            guard errno == EEXIST, CacheDirectory.removeEntry(entryPath) else { return false }
+            if clinux_rename_noreplace(temporaryPath, entryPath) == 0 { return 0 }
+            let failure = errno
+            guard failure == EEXIST, CacheDirectory.removeEntry(entryPath) else { return failure }
         }
-        return false
+        return EEXIST
     }
 
     /// Creates `path` (it must not exist) holding `bytes`; on a failure removes the file it
-    /// created. Returns whether all was written and closed.
-    private static func writeAll(_ bytes: [UInt8], to path: String) -> Bool {
+    /// created. Returns 0 when all was written and closed, else the `errno` that stopped it.
+    private static func writeAll(_ bytes: [UInt8], to path: String) -> Int32 {
         // Read-only: thumbd never writes an entry in place (a write goes to tmp/ and is renamed),
         // and a hit may be sent from the file with sendfile while it sits in a socket buffer.
         // O_EXCL: a file already at this name is not ours to write into, nor to remove.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return errno }
         var done = 0
-        let ok = bytes.withUnsafeBytes { buffer -> Bool in
+        var failure = bytes.withUnsafeBytes { buffer -> Int32 in
             while done < buffer.count {
                 let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
+                if n < 0 { return errno }
+                if n == 0 { return ENOSPC }   // write(2) of a regular file returns 0 only when nothing fits
                 done += n
             }
-            return true
+            return 0
         }
-        let closed = close(fd) == 0
-        if !(closed && ok) { unlink(path) }
-        return closed && ok
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        if failure != 0 { unlink(path) }
+        return failure
     }
 }

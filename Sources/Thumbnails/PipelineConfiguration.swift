@@ -22,6 +22,10 @@ public struct PipelineConfiguration: Sendable {
     /// descriptor each, sent with `sendfile`); the rest keep arrays. `0` (none) by default;
     /// thumbd sets it from the descriptor limit.
     public var memoryFileBudget: Int = 0
+    /// The library root (resolved) that the cache directory must stay apart from if it has to be
+    /// made again while the server runs (`CacheDirectory.reclaim`). `nil` (none checked) by
+    /// default; thumbd sets it to the library it serves.
+    public var libraryRoot: String?
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

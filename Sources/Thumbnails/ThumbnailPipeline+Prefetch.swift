@@ -11,10 +11,10 @@ extension ThumbnailPipeline {
 
     /// Queues `request` for prefetch job `group` (background work: after every client miss,
     /// newer groups first, on at most `prefetchWorkers` workers at once). When its turn comes it
-    /// is warmed (`warm`) and `outcome` is told how that went, on the render worker.
-    public func prefetch(_ request: ThumbnailRequest, group: Int,
-                         outcome: @escaping @Sendable (WarmOutcome) -> Void) {
-        scheduler.enqueue(.background(group: group), key: request.key.digest) { [self] in outcome(warm(request)) }
+    /// is warmed (`warm`) and `outcome` is told how that went, once: on the render worker, or
+    /// where the render it joined ends.
+    public func prefetch(_ request: ThumbnailRequest, group: Int, outcome: @escaping WarmCompletion) {
+        scheduler.enqueue(.background(group: group), key: request.key.digest) { [self] in warm(request, outcome: outcome) }
     }
 
     /// Drops every queued item of prefetch job `group`; returns how many were dropped. Their
@@ -28,35 +28,44 @@ extension ThumbnailPipeline {
     public var prefetchWorkers: Int { scheduler.backgroundConcurrency }
 
     /// Warms the cache for a prefetch job: renders `request` to disk unless it is cached already
-    /// or a render of it is under way. Blocks; runs on a render worker as background work. A
-    /// client request that arrives meanwhile joins this render.
-    func warm(_ request: ThumbnailRequest) -> WarmOutcome {
+    /// or a render of it is under way, which it joins. Blocks; runs on a render worker as
+    /// background work. A client request that arrives meanwhile joins this render. `outcome` is
+    /// told once what came of it: at once, or when the joined render ends and is stored.
+    func warm(_ request: ThumbnailRequest, outcome: @escaping WarmCompletion) {
         let digest = request.key.digest
-        if isCached(request.key) { return .skipped }
-        if knownFailures.failure(of: request.failureSource) != nil { return .failed }
+        if isCached(request.key) { return outcome(.skipped) }
+        if knownFailures.failure(of: request.failureSource) != nil { return outcome(.failed) }
         let lead = flights.withLock { flights -> Bool in
-            if flights[digest] != nil {
-                flights[digest]!.stillWanted = true   // its render must run even if its clients go
+            if var flight = flights[digest] {
+                flight.stillWanted = true   // its render must run even if its clients go
+                flight.prefetches.append(outcome)   // told when it ends whether it was stored
+                flights[digest] = flight
                 return false
             }
             flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                      waiters: [], foreground: false)
             return true
         }
-        guard lead else { return .done }  // a client's lookup of this key is under way and will store it
-        let outcome = renderNow(request, prefetch: true)
-        complete(request, with: outcome)
-        if case .success = outcome { return .done }
-        return .failed
+        guard lead else { return }  // a lookup of this key is under way: its end tells `outcome`
+        outcome(complete(request, with: renderNow(request, prefetch: true)))
     }
 }
 
 /// What warming one prefetch item came to.
-public enum WarmOutcome: Sendable {
+public enum WarmOutcome: Sendable, Equatable {
     /// Already in memory or on disk: no render.
     case skipped
-    /// Rendered and stored, or joined to a render under way.
+    /// Rendered, or joined to a render under way, and held by a tier now: on disk, or in memory
+    /// when a client waited on the render (a prefetch alone never writes to memory).
     case done
     /// The source could not be rendered.
     case failed
+    /// Rendered (or joined to a render) but kept by no tier, so a later GET renders again: why,
+    /// one sentence naming the disk fault (a full or read-only file system, a cache directory
+    /// that could not be made again, an entry over the disk cache's limit), or that the render
+    /// never ran (a full render queue).
+    case notStored(String)
 }
+
+/// How a prefetch item is told what came of it (`ThumbnailPipeline.prefetch`).
+public typealias WarmCompletion = @Sendable (WarmOutcome) -> Void

@@ -43,6 +43,9 @@ public final class ThumbnailPipeline: Sendable {
         /// Whether a waiter was answered 503 at its deadline (it will ask again: its render
         /// goes on even with no waiter left), or a prefetch job counts on this flight's render.
         var stillWanted = false
+        /// Prefetch items that joined this flight, told how it ended when it is removed
+        /// (whether its thumbnail was stored: `WarmOutcome`).
+        var prefetches: [WarmCompletion] = []
 
         /// A client flight whose every client went away (`abandon`) before its render started:
         /// the render is dropped.
@@ -73,7 +76,8 @@ public final class ThumbnailPipeline: Sendable {
         self.configuration = configuration
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
-        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
+        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
+                             library: configuration.libraryRoot)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
                                     backgroundConcurrency: configuration.prefetchWorkers)
     }
@@ -260,7 +264,7 @@ public final class ThumbnailPipeline: Sendable {
     private func serveFromDisk(_ thumbnail: Thumbnail, digest: String) {
         memory.insert(thumbnail, for: digest)
         finish(digest, with: .success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
-        removeFlight(digest)
+        removeFlight(digest, reporting: .skipped)   // it was on disk: a prefetch that joined rendered nothing
     }
 
     /// Queues the leader's render (foreground), or answers 503 when the queue is full, or at
@@ -288,22 +292,58 @@ public final class ThumbnailPipeline: Sendable {
         scheduler.stop()
     }
 
+    /// Whether the disk tier can keep thumbnails now: nil, or why not (one sentence). Checks the
+    /// cache's directories and makes them again when they were removed (`DiskCache.checkDirectories`).
+    /// Blocks on file I/O: call it off the event loops.
+    @discardableResult
+    public func checkDiskCache() -> String? {
+        disk.checkDirectories()
+    }
+
     /// Completes the flight's waiters with a render's outcome, then stores a success: in memory
-    /// when a client waits on it, and on disk.
-    func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) {
+    /// when a client waits on it, and on disk. Returns what that came to for a prefetch item,
+    /// and tells it to the prefetch items that joined the flight: `.done` when a tier holds the
+    /// thumbnail now (the disk, or memory when a client waited on the render), `.notStored`
+    /// with the disk's reason when none does.
+    @discardableResult
+    func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) -> WarmOutcome {
         let digest = request.key.digest
-        defer { removeFlight(digest) }
         switch outcome {
         case .success(let result):
             // A render's bytes are in memory.
-            guard let thumbnail = result.thumbnail else { return finish(digest, with: outcome) }
+            guard let thumbnail = result.thumbnail else {
+                finish(digest, with: outcome)
+                removeFlight(digest)
+                return .done
+            }
             // A client that joined while the render ran still wants it in memory.
-            if flights.withLock({ $0[digest]?.foreground ?? false }) { memory.insert(thumbnail, for: digest) }
+            var held = false
+            if flights.withLock({ $0[digest]?.foreground ?? false }) {
+                memory.insert(thumbnail, for: digest)
+                held = memory.contains(digest)   // not when over 10% of the limit, or the tier is off
+            }
             finish(digest, with: .success(result))
-            disk.write(thumbnail, for: request.key)
+            let stored: WarmOutcome
+            switch disk.store(thumbnail, for: request.key) {
+            case .written: stored = .done
+            case .failed(let why), .tooLarge(let why): stored = held ? .done : .notStored(why)
+            }
+            removeFlight(digest, reporting: stored)
+            return stored
         case .failure(let error):
             if case .render(let renderError) = error { knownFailures.record(renderError, for: request.failureSource) }
             finish(digest, with: .failure(error))
+            return Self.warmOutcome(of: error)
+        }
+    }
+
+    /// What a failed lookup comes to for a prefetch item: `.failed` when the source could not
+    /// be rendered, `.notStored` when the render never ran.
+    static func warmOutcome(of error: ThumbnailError) -> WarmOutcome {
+        switch error {
+        case .render: .failed
+        case .overloaded: .notStored("the render queue was full")
+        case .deadlineExceeded: .notStored("the render outlived its deadline")
         }
     }
 
@@ -334,23 +374,38 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// Records the outcome and completes every waiter (outside the lock).
+    /// Records the outcome and completes every waiter (outside the lock). A failure ends the
+    /// flight, and the prefetch items that joined it are told (`warmOutcome(of:)`); after a
+    /// success they are told by `removeFlight`, once the thumbnail is stored or not.
     func finish(_ digest: String, with outcome: Result<ThumbnailResult, ThumbnailError>) {
-        let waiters = flights.withLock { flights -> [ThumbnailCompletion] in
-            guard var flight = flights[digest] else { return [] }
+        let (waiters, prefetches) = flights.withLock { flights -> ([ThumbnailCompletion], [WarmCompletion]) in
+            guard var flight = flights[digest] else { return ([], []) }
             let waiters = flight.waiters.map(\.completion)
             flight.waiters = []
-            // Failures are not remembered: the next request tries again.
-            if case .success = outcome { flight.outcome = outcome; flights[digest] = flight } else { flights[digest] = nil }
-            return waiters
+            if case .success = outcome {
+                flight.outcome = outcome
+                flights[digest] = flight
+                return (waiters, [])
+            }
+            flights[digest] = nil   // failures are not remembered: the next request tries again
+            return (waiters, flight.prefetches)
         }
         for waiter in waiters { waiter(outcome) }
+        if case .failure(let error) = outcome {
+            for prefetch in prefetches { prefetch(Self.warmOutcome(of: error)) }
+        }
     }
 
-    func removeFlight(_ digest: String) {
-        flights.withLock { flights in
-            if flights[digest]?.outcome != nil || flights[digest]?.waiters.isEmpty == true { flights[digest] = nil }
+    /// Removes a flight whose outcome is known (or that no client waits on), and tells the
+    /// prefetch items that joined it `outcome` (outside the lock): taken in the same lock as
+    /// the removal, so an item that joins at the last moment is told too.
+    func removeFlight(_ digest: String, reporting outcome: WarmOutcome = .done) {
+        let prefetches = flights.withLock { flights -> [WarmCompletion] in
+            guard let flight = flights[digest], flight.outcome != nil || flight.waiters.isEmpty else { return [] }
+            flights[digest] = nil
+            return flight.prefetches
         }
+        for prefetch in prefetches { prefetch(outcome) }
     }
 
     /// What the pipeline reports (`/stats`: `memory_cache`, `disk_cache`, `renders`,

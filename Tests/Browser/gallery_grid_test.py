@@ -356,7 +356,7 @@ def column_switch_stops_all_prefetch_first(binary, profile):
         posts = wait_for("the preheat of a fresh region", 10, lambda: page.prefetch_posts(mark) or None)
         for post in posts:
             job = page.server.json("GET", "/prefetch/%d" % page.job_of(post)["id"])
-            left = job["total"] - job["done"] - job["skipped"] - job["failed"] - job["cancelled"]
+            left = job["total"] - job["done"] - job["skipped"] - job["failed"] - job["not_stored"] - job["cancelled"]
             # Enough left that it cannot finish in the moment before thumbd is frozen below
             # (prefetch renders a fixture photo in about 10 ms on each of the workers).
             if job["state"] == "running" and left >= 12:

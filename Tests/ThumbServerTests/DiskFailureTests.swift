@@ -77,6 +77,29 @@ struct DiskFailureTests {
         #expect(try server.stat("disk_cache", "hits") > 0)
     }
 
+    /// A cache on a tiny file system: what a prefetch could not write is `not_stored`, with the
+    /// reason, and exactly the items it counts `done` are disk hits afterwards.
+    @Test func aPrefetchOnAFullDiskCountsWhatItCouldNotStore() throws {
+        let disk = try SmallFileSystem(size: "256k")   // the library index takes about 60 KiB of it
+        let library = try PrefetchTests.CopiesLibrary(count: 20)
+        let server = try ServerHarness(library: library.root, cacheDirectory: disk.path + "/cache")
+        let names = (0..<20).map { String(format: "copy-%04d.jpg", $0) }
+        let prefetch = PrefetchStorageServerTests()
+        let body = #"{"grid": "5", "paths": [\#(names.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+        let job = try prefetch.finalState(server, of: try prefetch.post(server, body))
+        let done = job["done"] as? Int ?? -1, notStored = job["not_stored"] as? Int ?? -1
+        #expect(job["state"] as? String == "done")
+        #expect(done + notStored == 20)
+        // A grid-5 thumbnail of this photo takes a few 4 KiB pages: what is left holds some, not 20.
+        #expect(done >= 1)
+        #expect(notStored >= 1)
+        #expect((job["not_stored_reason"] as? String)?.hasSuffix("No space left on device") == true)
+        var tiers: [String: Int] = [:]
+        for name in names { tiers[try server.get("/thumbnails/5/\(name)").header("X-Cache") ?? "none", default: 0] += 1 }
+        #expect(tiers == ["HIT-DISK": done, "MISS": notStored])
+        #expect(files(under: disk.path + "/cache/tmp").isEmpty)
+    }
+
     @Test func aReadOnlyCacheDirectoryServesWhatItHoldsAndKeepsServing() throws {
         let disk = try SmallFileSystem(size: "4m")
         let writer = try ServerHarness(cacheDirectory: disk.path + "/cache")

@@ -56,6 +56,7 @@ enum GalleryPage {
           <dt>skipped</dt><dd data-stat="prefetch.skipped" title="already cached">–</dd>
           <dt>cancelled</dt><dd data-stat="prefetch.cancelled">–</dd>
           <dt>failed</dt><dd data-stat="prefetch.failed">–</dd>
+          <dt>not stored</dt><dd data-stat="prefetch.not_stored" title="rendered, but kept by no cache tier">–</dd>
         </dl>
         <h3>Last <span id="chart-minutes">3</span> minutes</h3>
         <figure id="chart">

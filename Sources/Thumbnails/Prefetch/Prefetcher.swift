@@ -13,7 +13,7 @@ public final class Prefetcher: Sendable {
         public var jobs = 0
         /// Items waiting in the scheduler.
         public var queued = 0
-        public var done = 0, skipped = 0, failed = 0, cancelled = 0
+        public var done = 0, skipped = 0, failed = 0, notStored = 0, cancelled = 0
         /// Client misses for an item a job still had queued past the time the pool should have
         /// reached it (prefetch behind its client), since start.
         public var late = 0
@@ -39,8 +39,11 @@ public final class Prefetcher: Sendable {
     }
 
     /// Starts a job over `requests`; `failedUpfront` items (missing sources) count as failed at once.
-    /// Returns the job as it stands after the cached items were counted.
+    /// Returns the job as it stands after the cached items were counted. First checks the disk
+    /// cache's directories (`ThumbnailPipeline.checkDiskCache`), so that entries removed under
+    /// the server are not counted cached. Blocks on file I/O: call it off the event loops.
     public func start(grid: String, requests: [ThumbnailRequest], failedUpfront: Int = 0) -> PrefetchJob {
+        pipeline.checkDiskCache()
         var toQueue: [ThumbnailRequest] = []
         var skipped = 0
         for request in requests {
@@ -123,6 +126,7 @@ public final class Prefetcher: Sendable {
             case .skipped: job.skipped += 1; s.totals.skipped += 1
             case .done: job.done += 1; s.totals.done += 1
             case .failed: job.failed += 1; s.totals.failed += 1
+            case .notStored(let why): job.notStored += 1; job.notStoredReason = why; s.totals.notStored += 1
             }
             if job.state == .running, job.outstanding == 0 { job.state = .done }
             s.jobs[id] = job
