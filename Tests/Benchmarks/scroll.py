@@ -58,6 +58,8 @@ Usage, against a server already running (its cache should be cold for figures th
   scroll.py --url http://127.0.0.1:18150 [--speed 6] [--prefetch] [--duration 15] [--switch]
   scroll.py --url ... --calibrate 60     renders/s with every worker busy (cold GETs at grid 3)
   scroll.py --table results.jsonl        the Markdown table of JSON lines written with --json-out
+  --cells-out FILE                       also one JSON line per cell (its times, state, X-Cache): which
+                                         cells were not ready, and why
 Only 127.0.0.1 is ever contacted. Python 3 standard library only.
 """
 import argparse
@@ -692,6 +694,15 @@ async def scroll_run(args):
     left, s2 = await leak_check(stats_conn, 10)
     stats_conn.close()
 
+    if args.cells_out:
+        with open(args.cells_out, "w") as f:
+            for c in cells:
+                rel = lambda t: None if t is None else round(t - t0, 4)
+                f.write(json.dumps({"grid": c.grid, "index": c.index, "steady": c.steady,
+                                    "visible": rel(c.t_visible), "hidden": rel(c.t_hidden), "sent": rel(c.t_sent),
+                                    "first": rel(c.t_first), "last": rel(c.t_last), "state": c.state,
+                                    "status": c.status, "x_cache": c.xcache}) + "\n")
+
     # ---- figures, from the timestamps above
     shown = len(cells)
     ready = [c for c in cells if c.ready]
@@ -957,6 +968,8 @@ def main():
     ap.add_argument("--label", default="")
     ap.add_argument("--calibrate", type=int, metavar="M", help="measure renders/s with M cold GETs")
     ap.add_argument("--json-out", help="append the JSON line to this file")
+    ap.add_argument("--cells-out", help="write one JSON line per cell shown to this file (times in s from "
+                    "the start: visible, hidden, sent, first and last byte; state; X-Cache)")
     ap.add_argument("--table", metavar="JSONL", help="print the Markdown table of these JSON lines")
     ap.add_argument("--check", default="", help="self-test expectations, comma separated: "
                     "all-ready,cancel-closes,fast-hits,no-errors,no-leaks,prefetch-calls (exit 1 when one fails)")
