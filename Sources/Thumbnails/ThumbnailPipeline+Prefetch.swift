@@ -28,26 +28,37 @@ extension ThumbnailPipeline {
     public var prefetchWorkers: Int { scheduler.backgroundConcurrency }
 
     /// Warms the cache for a prefetch job: renders `request` to disk unless it is cached already
-    /// or a render of it is under way, which it joins. Blocks; runs on a render worker as
-    /// background work. A client request that arrives meanwhile joins this render. `outcome` is
-    /// told once what came of it: at once, or when the joined render ends and is stored.
+    /// or a lookup of it is under way, which it joins. A client render of the key still waiting
+    /// in the queue is run here and now (the item's turn came first: while prefetch catches up,
+    /// it runs before client misses) and goes to the client as well. Blocks; runs on a render
+    /// worker as background work. A client request that arrives meanwhile joins this render.
+    /// `outcome` is told once what came of it: at once, or when the joined render ends and is
+    /// stored.
     func warm(_ request: ThumbnailRequest, outcome: @escaping WarmCompletion) {
         let digest = request.key.digest
         if isCached(request.key) { return outcome(.skipped) }
         if knownFailures.failure(of: request.failureSource) != nil { return outcome(.failed) }
-        let lead = flights.withLock { flights -> Bool in
+        enum Role { case lead, join, takeClientRender }
+        let role = flights.withLock { flights -> Role in
             if var flight = flights[digest] {
                 flight.stillWanted = true   // its render must run even if its clients go
                 flight.prefetches.append(outcome)   // told when it ends whether it was stored
+                let take = flight.renderQueued && !flight.rendering && flight.outcome == nil
+                if take { flight.rendering = true }
                 flights[digest] = flight
-                return false
+                return take ? .takeClientRender : .join
             }
-            flights[digest] = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                     waiters: [], foreground: false)
-            return true
+            var flight = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                waiters: [], foreground: false)
+            flight.rendering = true
+            flights[digest] = flight
+            return .lead
         }
-        guard lead else { return }  // a lookup of this key is under way: its end tells `outcome`
-        outcome(complete(request, with: renderNow(request, prefetch: true)))
+        switch role {
+        case .join: return   // a lookup of this key is under way: its end tells `outcome`
+        case .lead: outcome(complete(request, with: renderNow(request, prefetch: true)))
+        case .takeClientRender: complete(request, with: renderNow(request, prefetch: false))   // tells `outcome` as it ends
+        }
     }
 }
 

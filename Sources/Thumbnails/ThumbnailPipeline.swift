@@ -46,6 +46,11 @@ public final class ThumbnailPipeline: Sendable {
         /// Prefetch items that joined this flight, told how it ended when it is removed
         /// (whether its thumbnail was stored: `WarmOutcome`).
         var prefetches: [WarmCompletion] = []
+        /// Whether a client render of this flight waits in the foreground queue.
+        var renderQueued = false
+        /// Whether a worker has taken this flight's render: the client's queued one as it comes
+        /// up, or a prefetch item of the same key that came up first (`warm`).
+        var rendering = false
 
         /// A client flight whose every client went away (`abandon`) before its render started:
         /// the render is dropped.
@@ -197,16 +202,24 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// As a queued client render comes up: whether anyone still wants it. An abandoned flight
-    /// is removed here and counted; its render does not run.
-    private func stillWanted(_ digest: String) -> Bool {
-        let abandoned = flights.withLock { flights -> Bool in
-            guard let flight = flights[digest], flight.outcome == nil, flight.isAbandoned else { return false }
-            flights[digest] = nil
-            return true
+    /// As a queued client render of flight `id` comes up: whether to run it. Not when the
+    /// flight has ended or a prefetch item took its render (`warm`), nor when every client has
+    /// gone: an abandoned flight is removed here and counted, and its render does not run.
+    private func claimQueuedRender(_ digest: String, flight id: UInt64) -> Bool {
+        let (run, abandoned) = flights.withLock { flights -> (Bool, Bool) in
+            guard var flight = flights[digest], flight.id == id, flight.outcome == nil, !flight.rendering else {
+                return (false, false)
+            }
+            if flight.isAbandoned {
+                flights[digest] = nil
+                return (false, true)
+            }
+            flight.rendering = true
+            flights[digest] = flight
+            return (true, false)
         }
         if abandoned { renderStatistics.recordAbandoned() }
-        return !abandoned
+        return run
     }
 
     /// When a client that starts waiting now stops waiting (uptime ns): `renderDeadlineSeconds`
@@ -276,11 +289,19 @@ public final class ThumbnailPipeline: Sendable {
             removeFlight(request.key.digest)
             return
         }
+        let digest = request.key.digest
+        guard let id = flights.withLock({ $0[digest]?.id }) else { return }
         let queued = scheduler.enqueue(.foreground) {
-            guard self.stillWanted(request.key.digest) else { return }
+            guard self.claimQueuedRender(digest, flight: id) else { return }
             self.complete(request, with: self.renderNow(request, prefetch: false))
         }
-        if !queued {
+        if queued {
+            flights.withLock { flights in
+                guard var flight = flights[digest], flight.id == id, !flight.rendering else { return }
+                flight.renderQueued = true   // a prefetch item of this key may take it first
+                flights[digest] = flight
+            }
+        } else {
             renderStatistics.recordRefused()
             finish(request.key.digest, with: .failure(.overloaded))
             removeFlight(request.key.digest)

@@ -202,17 +202,22 @@ import TestSupport
         // The second item was due 100 ms (the render time assumed) + 100 ms after it was
         // queued; the client reaches it later.
         usleep(300_000)
+        let other = rig.ask("galaxy-s-orientation6-gps-vga.jpg")   // a miss no job has queued
         let late = rig.ask("kodak-dc210-1998-vga.jpg")
         #expect(rig.pipeline.statistics.latePrefetch == 1)
         #expect(rig.pipeline.statistics.catchingUp)
         rig.renderer.open()
         #expect(try late.wait()?.get().tier == .miss)
-        #expect(eventually { rig.pipeline.statistics.flights == 0 && rig.renderer.started.count == 4 })
-        // Two prefetch items for each client miss: Landscape_6 (prefetch), kodak (the job's item
-        // finds the client's flight queued and leaves the render to it), kodak (the client's),
-        // fuji (prefetch). Client misses first would give kodak, Landscape_6, fuji.
+        #expect(try other.wait()?.get().tier == .miss)
+        #expect(eventually { rig.pipeline.statistics.flights == 0 && rig.renderer.started.count == 5 })
+        // Two prefetch items for each client miss: Landscape_6, then the job's kodak, which runs
+        // the client's kodak render queued behind galaxy there and then; then galaxy, then fuji.
+        // Client misses first would give galaxy, kodak, Landscape_6, fuji; and a job's item that
+        // only joined the client's queued render would leave kodak behind galaxy and fuji.
         #expect(rig.renderer.started == ["Landscape_1.jpg", "Landscape_6.jpg", "kodak-dc210-1998-vga.jpg",
-                                         "fuji-sp2500-tiny-orientation6.jpg"])
+                                         "galaxy-s-orientation6-gps-vga.jpg", "fuji-sp2500-tiny-orientation6.jpg"])
+        #expect(rig.pipeline.statistics.renders.total == 5)   // kodak once
+        #expect(rig.pipeline.memory.contains(rig.request("kodak-dc210-1998-vga.jpg").key.digest))   // a client waited
     }
 
     @Test func aClientJoinsAPrefetchRenderUnderWayAndGetsItInMemory() throws {
