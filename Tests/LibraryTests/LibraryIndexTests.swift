@@ -137,4 +137,38 @@ import TestSupport
             #expect(FileManager.default.contents(atPath: database + suffix).map(Array.init) == notes)
         }
     }
+
+    /// `update` brings only the paths it is given up to date: files read again when they
+    /// changed, subtrees walked, and what went dropped, with and under it; the rest of the tree
+    /// is not looked at (a change there waits for its own update or a rescan).
+    @Test func anUpdateRereadsOnlyThePathsItIsGiven() throws {
+        let (dir, library) = try library(["a.jpg", "b.jpg", "2024/c.jpg", "2024/deep/d.jpg", "old/e.jpg"])
+        let index = try LibraryIndex(library: library, databasePath: dir.path + "-index.sqlite")
+        defer { unlink(dir.path + "-index.sqlite") }
+        index.rescan()
+        #expect(listed(index) == ["2024/c.jpg", "2024/deep/d.jpg", "a.jpg", "b.jpg", "old/e.jpg"])
+        let reads = index.headerReads
+        let photo = [UInt8](Fixtures.photo("Landscape_6.jpg"))
+        dir.write("new.jpg", photo)              // added
+        dir.write("b.jpg", photo)                // replaced (another size)
+        dir.write("2024/deep/f.jpg", photo)      // added inside a subtree given whole
+        #expect(rename(dir.path + "/old", dir.path + "/renamed") == 0)   // a directory renamed
+        dir.write("untold.jpg", photo)           // not given: not seen
+        #expect(unlink(dir.path + "/a.jpg") == 0)                       // deleted
+        dir.write(".hidden/g.jpg", photo)
+        let summary = index.update(["new.jpg", "b.jpg", "2024", "2024/deep/f.jpg", "old", "renamed", "a.jpg", ".hidden/g.jpg"])
+        #expect(listed(index) == ["2024/c.jpg", "2024/deep/d.jpg", "2024/deep/f.jpg", "b.jpg", "new.jpg", "renamed/e.jpg"])
+        #expect(summary.added == 3)      // new.jpg, 2024/deep/f.jpg, renamed/e.jpg
+        #expect(summary.changed == 1)    // b.jpg
+        #expect(summary.removed == 2)    // a.jpg, old/e.jpg
+        #expect(index.headerReads - reads == 4)   // 2024/c.jpg and d.jpg were walked, not read again
+        #expect(index.listing(order: .newest, offset: 0, limit: 100).items.first { $0.path == "b.jpg" }?.bytes == photo.count)
+        index.rescan()
+        #expect(listed(index).contains("untold.jpg"))
+    }
+
+    @Test func nestedUpdatePathsCollapseIntoTheOutermost() {
+        #expect(LibraryIndex.outermost(["a/b/c.jpg", "a/b", "a/bc.jpg", "x.jpg", "a/b/c.jpg"]) == ["a/b", "a/bc.jpg", "x.jpg"])
+        #expect(LibraryIndex.outermost(["a/b", ""]) == [""])
+    }
 }

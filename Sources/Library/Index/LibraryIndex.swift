@@ -246,6 +246,37 @@ public final class LibraryIndex: Sendable {
         }
     }
 
+    /// Brings the records at and under `paths` (relative to the root, as on disk) up to date,
+    /// as `rescan` does for the whole tree: a file is read again when its size or mtime
+    /// changed, a directory's subtree is walked, and what is gone (a file, a directory with all
+    /// under it) is dropped. For the changes the library watch reports
+    /// (`LibraryWatch.takeChanges`); the empty path is the whole tree. A path with a dot-file
+    /// on the way is ignored (nothing under it is listed).
+    @discardableResult
+    public func update(_ paths: [DiskPath]) -> ScanSummary {
+        let scopes = Self.outermost(paths)
+        guard !scopes.isEmpty else { return ScanSummary() }
+        return scanLock.withLock { _ in scanNow(scopes: scopes) }
+    }
+
+    /// `paths` without those inside another of them.
+    static func outermost(_ paths: [DiskPath]) -> Set<DiskPath> {
+        let all = Set(paths)
+        if all.contains(DiskPath(bytes: [])) { return [DiskPath(bytes: [])] }
+        return all.filter { !Self.hasAncestor($0, in: all) }
+    }
+
+    /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`.
+    static func hasAncestor(_ path: DiskPath, in set: Set<DiskPath>) -> Bool {
+        let bytes = path.bytes
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "/"), set.contains(DiskPath(bytes: bytes[bytes.startIndex..<i])) { return true }
+            i += 1
+        }
+        return false
+    }
+
     /// Rescans now on a background queue, then every `interval` seconds (default 2 s).
     /// Watching stops when the index is released (the timer holds it weakly).
     public func startWatching(interval: Double = 2) {
@@ -256,12 +287,26 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    private func scanNow() -> ScanSummary {
+    /// One scan: of the whole tree, or (`scopes`, none inside another) of those paths only.
+    private func scanNow(scopes: Set<DiskPath>? = nil) -> ScanSummary {
         var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
-        walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
-        let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        let scopes = scopes.flatMap { $0.contains(DiskPath(bytes: [])) ? nil : $0 }
+        if let scopes {
+            for scope in scopes { collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted) }
+        } else {
+            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
+        }
+        let inScope: (DiskPath) -> Bool = { path in
+            guard let scopes else { return true }
+            return scopes.contains(path) || Self.hasAncestor(path, in: scopes)
+        }
+        var (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        if scopes != nil {
+            records = records.filter { inScope($0.key) }
+            nonImages = nonImages.filter { inScope($0.key) }
+        }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
@@ -301,7 +346,7 @@ public final class LibraryIndex: Sendable {
         }
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
-               readable: readable, summary: summary)
+               readable: readable, summary: summary, wholeTree: scopes == nil)
         guard !upserts.isEmpty || !removed.isEmpty else { return summary }
         persist(upserts: upserts, removed: removed)
         state.withLock { s in
@@ -321,10 +366,15 @@ public final class LibraryIndex: Sendable {
 
     /// Records what the scan could not read, and says each new one once on stderr (paths
     /// relative to the root); forgets those read this time.
-    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary) {
+    /// `wholeTree`: a scan of everything, whose counts replace the last ones (a scan of some
+    /// paths only says what it found there).
+    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary,
+                        wholeTree: Bool) {
         let fresh = state.withLock { s -> [(path: DiskPath, why: String)] in
-            s.unreadableFiles = summary.unreadableFiles
-            s.unreadableDirectories = summary.unreadableDirectories
+            if wholeTree {
+                s.unreadableFiles = summary.unreadableFiles
+                s.unreadableDirectories = summary.unreadableDirectories
+            }
             for path in readable { s.reported.remove(path) }
             return failures.filter { s.reported.insert($0.path).inserted }
         }
@@ -400,6 +450,43 @@ public final class LibraryIndex: Sendable {
                 files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
             default:
                 continue
+            }
+        }
+    }
+
+    /// Collects what lies at `scope` (relative to the root) as `walk` would from the root: the
+    /// file, or the directory's subtree, reached through the same symlink rules; nothing when a
+    /// name on the way is a dot-file, or the way is gone or leaves the root.
+    private func collect(_ scope: DiskPath, rootAncestors: [DirectoryIdentity],
+                         into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                         unlisted: inout [(relative: DiskPath, error: Int32)]) {
+        let names = scope.segments.map { Array($0) }
+        guard !names.isEmpty, names.allSatisfy(Library.isServableName) else { return }
+        var ancestors = rootAncestors
+        var absolute = library.rootPath
+        var relative: [UInt8] = []
+        for (i, name) in names.enumerated() {
+            absolute = absolute.appending(name)
+            relative += (relative.isEmpty ? [] : [UInt8(ascii: "/")]) + name
+            var st = stat()
+            guard absolute.withCString({ lstat($0, &st) }) == 0 else { return }
+            if (st.st_mode & S_IFMT) == S_IFLNK {
+                switch library.target(of: absolute) {
+                case .file(_, let target), .directory(_, let target): st = target
+                default: return
+                }
+            }
+            let last = i == names.count - 1
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                let identity = DirectoryIdentity(st)
+                guard !ancestors.contains(identity) else { return }
+                ancestors.append(identity)
+                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted) }
+            case S_IFREG where last:
+                files[DiskPath(bytes: relative)] = (SourceIdentity(st), absolute)
+            default:
+                return
             }
         }
     }
