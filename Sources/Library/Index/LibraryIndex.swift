@@ -277,6 +277,52 @@ public final class LibraryIndex: Sendable {
         return false
     }
 
+    /// Keeps the index current from `feed` (the library watch): rescans now on a background
+    /// queue; then updates the paths the feed reports (`update`), `settleSeconds` after it
+    /// says something changed so that a burst (a `cp -r`) is read in few updates, or rescans the
+    /// whole tree when the feed lost track; rescans the whole tree every `pollSeconds` while
+    /// the feed does not see everything, and every `sweepSeconds` regardless (for what no
+    /// watch sees: see `LibraryWatch`). Stops when the index is released.
+    /// - Parameters:
+    ///   - pollSeconds: the rescan interval while the feed is blind (`index_rescan_seconds`).
+    ///   - sweepSeconds: the safety sweep's interval (`index_sweep_seconds`); 0: none.
+    ///   - settleSeconds: how long changes are gathered before an update (default 50 ms).
+    public func follow(_ feed: LibraryChangeFeed, pollSeconds: Double, sweepSeconds: Double,
+                       settleSeconds: Double = 0.05) {
+        let pending = Mutex(false)
+        feed.onChanges { [weak self] in
+            guard let self, pending.withLock({ was in defer { was = true }; return !was }) else { return }
+            watchQueue.asyncAfter(deadline: .now() + settleSeconds) { [weak self] in
+                pending.withLock { $0 = false }
+                guard let self else { return }
+                if let paths = feed.takeChanges() { update(paths) } else { rescan() }
+            }
+        }
+        watchQueue.async { [weak self] in
+            guard let self else { return }
+            _ = feed.takeChanges()   // what happened before: this scan covers it
+            rescan()
+            tick(feed, pollSeconds: pollSeconds, sweepSeconds: sweepSeconds, lastSweep: DispatchTime.now().uptimeNanoseconds)
+        }
+    }
+
+    /// One round of `follow`'s timer: a rescan when the feed is blind or the sweep is due.
+    private func tick(_ feed: LibraryChangeFeed, pollSeconds: Double, sweepSeconds: Double, lastSweep: UInt64) {
+        let period = max(0.05, pollSeconds)
+        watchQueue.asyncAfter(deadline: .now() + period) { [weak self] in
+            guard let self else { return }
+            var lastSweep = lastSweep
+            let now = DispatchTime.now().uptimeNanoseconds
+            let sweepDue = sweepSeconds > 0 && Double(now &- lastSweep) / 1e9 >= sweepSeconds
+            if !feed.seesEverything || sweepDue {
+                _ = feed.takeChanges()
+                rescan()
+                if sweepDue { lastSweep = now }
+            }
+            tick(feed, pollSeconds: pollSeconds, sweepSeconds: sweepSeconds, lastSweep: lastSweep)
+        }
+    }
+
     /// Rescans now on a background queue, then every `interval` seconds (default 2 s).
     /// Watching stops when the index is released (the timer holds it weakly).
     public func startWatching(interval: Double = 2) {
