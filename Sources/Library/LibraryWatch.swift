@@ -100,7 +100,7 @@ public final class LibraryWatch: Sendable {
     }
 
     /// The shared inotify instance and what it knows of the tree (see the type's doc).
-    private let instance: Instance
+    let instance: Instance
     /// This watch's epoll instance, with `instance.fd` registered in it (level-triggered).
     private let probe: Int32
     /// Serialises `epoll_wait` on `probe`: two callers scanning one epoll instance at once could
@@ -203,7 +203,7 @@ public final class LibraryWatch: Sendable {
 }
 
 /// One inotify instance watching the tree, shared by the watches of a group.
-private final class Instance: Sendable {
+final class Instance: Sendable {
     struct State {
         /// Watch descriptor → the directory's path (bytes, as on disk: a name need not be
         /// UTF-8), for the paths of new subdirectories.
@@ -228,6 +228,12 @@ private final class Instance: Sendable {
         var lastWalkEnded: UInt64 = 0
         /// Scratch space events are read into (64 KiB).
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        /// For the listing (`takeChanges`): absolute paths named by events since it last took
+        /// them, and whether some change could not be named (the whole tree then).
+        var changes: [[UInt8]] = []
+        var changesLost = false
+        /// Told when `changes` has something (`onChanges`); nil while nobody follows them.
+        var changeHandler: (@Sendable () -> Void)?
 
         /// Whether the watch can vouch for the whole tree: every directory watched and no walk
         /// under way or to come.
@@ -246,10 +252,12 @@ private final class Instance: Sendable {
     static let step: UInt64 = 8
     let fd: Int32
     let root: String
-    private let rootBytes: [UInt8]
+    let rootBytes: [UInt8]
     let maxWatches: Int
     let state: Mutex<State>
-    private let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
+    let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
+    /// Reads events while no request asks, for the listing (`follow`); nil until then.
+    let reader = Mutex<EventReader?>(nil)
 
     /// Watches the tree now (see `LibraryWatch.init(root:maxWatches:)`). Nil without an inotify
     /// instance.
@@ -272,7 +280,13 @@ private final class Instance: Sendable {
     }
 
     deinit {
-        _ = Glibc.close(fd)
+        let fd = fd
+        if let reader = reader.withLock({ $0?.source }) {
+            reader.setCancelHandler { _ = Glibc.close(fd) }   // not while Dispatch still polls it
+            reader.cancel()
+        } else {
+            _ = Glibc.close(fd)
+        }
     }
 
     /// The generation after `g` (one step on) for what `s` says: blind unless the tree is all
@@ -301,24 +315,35 @@ private final class Instance: Sendable {
     }
 
     /// Reads what is queued, under the lock, and moves the generation on. While there is no
-    /// root, also looks for one again (at most every 100 ms).
+    /// root, also looks for one again (at most every 100 ms). Tells the change handler, after
+    /// the lock, when events named changes.
     func readEvents() -> UInt64? {
-        state.withLock { s in
-            if clinux_unread_bytes(fd) > 0 {
-                // Marked before `read` takes anything out of the queue: see `LibraryWatch`, point 3.
-                let before = generation.load(ordering: .sequentiallyConsistent)
-                generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
-                handle(&s)
-                generation.store(Self.next(after: before, s), ordering: .sequentiallyConsistent)
-            } else if s.rootMissing && !s.walking
-                        && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
-                s.wholeTreePending = true
-            }
-            startWalks(&s)
-            let g = generation.load(ordering: .sequentiallyConsistent)
-            return g & Self.flags == 0 ? g : nil
+        let (g, tell) = state.withLock { s -> (UInt64?, (@Sendable () -> Void)?) in
+            let before = (s.changes.count, s.changesLost)
+            let g = readEventsLocked(&s)
+            let named = s.changes.count != before.0 || s.changesLost != before.1
+            return (g, named ? s.changeHandler : nil)
         }
+        tell?()
+        return g
     }
+
+    private func readEventsLocked(_ s: inout State) -> UInt64? {
+        if clinux_unread_bytes(fd) > 0 {
+            // Marked before `read` takes anything out of the queue: see `LibraryWatch`, point 3.
+            let before = generation.load(ordering: .sequentiallyConsistent)
+            generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
+            handle(&s)
+            generation.store(Self.next(after: before, s), ordering: .sequentiallyConsistent)
+        } else if s.rootMissing && !s.walking
+                    && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
+            s.wholeTreePending = true
+        }
+        startWalks(&s)
+        let g = generation.load(ordering: .sequentiallyConsistent)
+        return g & Self.flags == 0 ? g : nil
+    }
+
 
     /// Reads the queued events (up to 64 buffers' worth; any left are read by the next
     /// `stamp`) and decides what must be walked, off the request path:
@@ -343,10 +368,22 @@ private final class Instance: Sendable {
                     let mask = raw.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
-                    if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true }
+                    if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true; s.changesLost = true }
+                    // For the listing: the path the event names; with a name in a directory not
+                    // known by path yet (its walk is under way), or too many waiting, track is lost.
+                    if length > 0, s.changeHandler != nil {
+                        if let parent = s.directories[wd], s.changes.count < 100_000 {
+                            let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
+                            s.changes.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                        } else {
+                            s.changesLost = true
+                            s.changes = []
+                        }
+                    }
                     if mask & (clinux_inotify_move_self | clinux_inotify_delete_self | clinux_inotify_ignored) != 0,
                        s.directories[wd] == rootBytes {
                         s.wholeTreePending = true
+                        s.changesLost = true
                     }
                     if mask & clinux_inotify_ignored != 0 {
                         s.directories[wd] = nil
@@ -401,8 +438,11 @@ private final class Instance: Sendable {
             guard let job else { return }
             let walk = Self.watchTree(job.path, fd: fd, limit: maxWatches)
             let found = walk.directories
-            state.withLock { s in
+            let tell = state.withLock { s -> (@Sendable () -> Void)? in
+                let named = (s.changes.count, s.changesLost)
+                defer { if s.overLimit { s.changesLost = true } }
                 if job.wholeTree {
+                    if s.rootMissing && walk.rootWatched { s.changesLost = true }   // a root again: all of it is new
                     // Watches from before the walk that it did not find again are of
                     // directories that left the tree (an old root, a tree moved out): dropped.
                     for (wd, _) in s.directories where job.before.contains(wd) && found[wd] == nil {
@@ -414,6 +454,8 @@ private final class Instance: Sendable {
                     s.failed = !walk.complete
                     s.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
                 } else {
+                    // Files made in it before its watch was in place: the listing looks again.
+                    if s.changeHandler != nil { s.changes.append(job.path) }
                     if !walk.complete { s.failed = true }
                     // Gone (or renamed) before it was walked: whatever became of it, the whole tree.
                     if !walk.rootWatched { s.wholeTreePending = true }
@@ -424,7 +466,10 @@ private final class Instance: Sendable {
                     for wd in found.keys { s.directories[wd] = s.directories[wd] ?? [] }   // given back too
                     Self.giveUp(&s, fd: fd)
                 }
+                let changed = s.changes.count != named.0 || s.changesLost != named.1 || s.overLimit
+                return changed ? s.changeHandler : nil
             }
+            tell?()
         }
     }
 

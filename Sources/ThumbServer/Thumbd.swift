@@ -67,7 +67,6 @@ public final class Thumbd: Sendable {
             Self.warn("cache_dir \(config.cacheDirectory) is not writable by this user: thumbnails are served from what it "
                 + "holds and rendered again after a restart, and disk_cache.write_errors counts each one not kept")
         }
-        index.startWatching(interval: config.indexRescanSeconds)
         // One inotify instance for the whole server (one watch per directory of the user's
         // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP
         // event loop, so that a hit shares no lock with the other loops (see `LibraryWatch`).
@@ -89,6 +88,13 @@ public final class Thumbd: Sendable {
                 Self.warn("library_watch: inotify cannot watch all of \(library.root) (see fs.inotify.max_user_watches "
                     + "and max_user_instances); memoised URLs will be resolved again on every request")
             }
+        }
+        // The listing follows the watch's events (a whole rescan only when it loses track, while it
+        // cannot see everything, and at the safety sweep); without a watch it polls.
+        if let feed = watches.first ?? nil {
+            index.follow(feed, pollSeconds: config.indexRescanSeconds, sweepSeconds: config.indexSweepSeconds)
+        } else {
+            index.startWatching(interval: config.indexRescanSeconds)
         }
         let service = ThumbService(configuration: config.service, library: library, pipeline: pipeline, index: index,
                                    watches: watches)
