@@ -388,7 +388,7 @@ public final class LibraryIndex: Sendable {
             if (st.st_mode & S_IFMT) == S_IFLNK {
                 switch library.target(of: absolute) {
                 case .file(_, let target), .directory(_, let target): st = target
-                case .other, .outside, .missing: continue
+                case .other, .outside, .missing, .hidden: continue
                 }
             }
             switch st.st_mode & S_IFMT {
