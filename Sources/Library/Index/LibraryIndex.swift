@@ -51,6 +51,10 @@ public final class LibraryIndex: Sendable {
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
+        /// The records were written under another list of formats (`Vips.formatsRevision`):
+        /// the next scan reads every header again, whatever the file's size and mtime, and
+        /// only a scan that read everything stamps the database with this revision.
+        var formatsChanged = false
     }
 
     /// The library whose files this index lists.
@@ -88,6 +92,11 @@ public final class LibraryIndex: Sendable {
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            loaded.formatsChanged = try Self.formatsRevision(of: db) != Vips.formatsRevision
+            if loaded.formatsChanged && loaded.records.isEmpty && loaded.nonImages.isEmpty {
+                try Self.setFormatsRevision(of: db)   // nothing decided under another list
+                loaded.formatsChanged = false
+            }
             persisted = true
         } catch {
             // The index is derived data: a damaged database of thumbd's is removed and rebuilt by
@@ -184,6 +193,20 @@ public final class LibraryIndex: Sendable {
         return db
     }
 
+    /// The `Vips.formatsRevision` the records of `db` were decided under, kept in SQLite's
+    /// `user_version` header field (<https://www.sqlite.org/pragma.html#pragma_user_version>),
+    /// so thumbd's file holds no other table; 0 in a database from before the revision existed.
+    private static func formatsRevision(of db: SQLiteDatabase) throws -> Int {
+        let version = try db.prepare("PRAGMA user_version")
+        version.bind([])
+        return try version.step() ? Int(version.integer(0)) : 0
+    }
+
+    /// Stamps `db` with the current `Vips.formatsRevision`.
+    private static func setFormatsRevision(of db: SQLiteDatabase) throws {
+        try db.execute("PRAGMA user_version = \(Vips.formatsRevision)")
+    }
+
     private static func loadRecords(from db: SQLiteDatabase) throws -> State {
         var loaded = State()
         let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
@@ -261,7 +284,7 @@ public final class LibraryIndex: Sendable {
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
         walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
-        let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        let (records, nonImages, formatsChanged) = state.withLock { ($0.records, $0.nonImages, $0.formatsChanged) }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
@@ -270,7 +293,7 @@ public final class LibraryIndex: Sendable {
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
-            if known == file.identity { continue }
+            if known == file.identity && !formatsChanged { continue }
             summary.headerReads += 1
             let record: AssetRecord?
             switch probe(file.absolute) {
@@ -302,8 +325,11 @@ public final class LibraryIndex: Sendable {
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
                readable: readable, summary: summary)
-        guard !upserts.isEmpty || !removed.isEmpty else { return summary }
-        persist(upserts: upserts, removed: removed)
+        // Every header read again under the current list: the database says so from now on.
+        let formatsSettled = formatsChanged && summary.unreadableFiles == 0 && summary.unreadableDirectories == 0
+        if formatsSettled { state.withLock { $0.formatsChanged = false } }
+        guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
+        persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
             for (path, identity, record) in upserts {
                 s.records[path] = record
@@ -335,10 +361,12 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>) {
+    /// Writes what a scan found; `formatsSettled`: and stamps the current formats revision.
+    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>, formatsSettled: Bool) {
         database.withLock { db in
             do {
                 try db.transaction {
+                    if formatsSettled { try Self.setFormatsRevision(of: db) }
                     let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                     for (path, identity, record) in upserts {
                         try upsert.run([Self.column(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
