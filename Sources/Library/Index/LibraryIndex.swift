@@ -51,10 +51,12 @@ public final class LibraryIndex: Sendable {
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
-        /// The records were written under another list of formats (`Vips.formatsRevision`):
-        /// the next scan reads every header again, whatever the file's size and mtime, and
-        /// only a scan that read everything stamps the database with this revision.
-        var formatsChanged = false
+        /// Files decided under another list of formats (`Vips.formatsRevision`: the database
+        /// was written by a thumbd with another list): each is read again at the next scan,
+        /// whatever its size and mtime, and leaves this set once it has been read (or is gone);
+        /// when it is empty, the database is stamped with the current revision. A file that
+        /// cannot be read now stays, and is tried again at each scan, as any unreadable one.
+        var decidedUnderOtherFormats: Set<DiskPath> = []
     }
 
     /// The library whose files this index lists.
@@ -92,10 +94,9 @@ public final class LibraryIndex: Sendable {
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
-            loaded.formatsChanged = try Self.formatsRevision(of: db) != Vips.formatsRevision
-            if loaded.formatsChanged && loaded.records.isEmpty && loaded.nonImages.isEmpty {
-                try Self.setFormatsRevision(of: db)   // nothing decided under another list
-                loaded.formatsChanged = false
+            if try Self.formatsRevision(of: db) != Vips.formatsRevision {
+                loaded.decidedUnderOtherFormats = Set(loaded.records.keys).union(loaded.nonImages.keys)
+                if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
             }
             persisted = true
         } catch {
@@ -284,7 +285,7 @@ public final class LibraryIndex: Sendable {
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
         walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
-        let (records, nonImages, formatsChanged) = state.withLock { ($0.records, $0.nonImages, $0.formatsChanged) }
+        let (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
@@ -293,7 +294,7 @@ public final class LibraryIndex: Sendable {
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
-            if known == file.identity && !formatsChanged { continue }
+            if known == file.identity && !redecide.contains(path) { continue }
             summary.headerReads += 1
             let record: AssetRecord?
             switch probe(file.absolute) {
@@ -325,9 +326,12 @@ public final class LibraryIndex: Sendable {
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
                readable: readable, summary: summary)
-        // Every header read again under the current list: the database says so from now on.
-        let formatsSettled = formatsChanged && summary.unreadableFiles == 0 && summary.unreadableDirectories == 0
-        if formatsSettled { state.withLock { $0.formatsChanged = false } }
+        // Once every file decided under another list was read again (or is gone), the database
+        // says it holds the current list's decisions.
+        let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty
+        if !redecide.isEmpty {
+            state.withLock { $0.decidedUnderOtherFormats.subtract(Set(readable).union(removed)) }
+        }
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
