@@ -21,9 +21,12 @@ extension LibraryWatch: LibraryChangeFeed {
     }
 
     /// Whether every directory of the tree is watched (no directory that could not be, a root
-    /// in place, not over the limit); a walk under way does not count.
+    /// in place, not over the limit); a walk under way does not count. Reads what is queued
+    /// first, and so also tries directories that could not be watched again when their retry
+    /// is due (the listing asks every `index_rescan_seconds`, requests or not).
     public var seesEverything: Bool {
-        instance.state.withLock { !$0.failed && !$0.overLimit && !$0.rootMissing }
+        _ = instance.readEvents()
+        return instance.state.withLock { $0.unwatched.isEmpty && !$0.overLimit && !$0.rootMissing }
     }
 }
 

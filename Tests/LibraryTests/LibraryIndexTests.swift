@@ -109,6 +109,52 @@ import TestSupport
         #expect(index.unreadable.directories == 0)
     }
 
+    /// An index written under another list of formats (an earlier thumbd read every loader
+    /// libvips had, so an SVG was listed) is read again at its first scan, whatever the files'
+    /// sizes and mtimes: the SVG stops being listed. A file that cannot be read then is tried
+    /// again at the next scan, and only it; once all were read, nothing is read again.
+    @Test func anIndexWrittenUnderAnotherListOfFormatsIsReadAgain() throws {
+        let (dir, library) = try library(["a.jpg"])
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30"/>"#
+        #expect(FileManager.default.createFile(atPath: dir.path + "/drawing.svg", contents: Data(svg.utf8)))
+        let database = dir.path + "-index.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(database + suffix) } }
+        do {   // as the earlier list had it: the drawing is an image, and no revision is stamped
+            let everything: LibraryIndex.Probe = { path in
+                path.description.hasSuffix(".svg")
+                    ? .success(SourceInfo(width: 40, height: 30, orientation: 1, pages: 1, hasAlpha: true, loader: "svgload"))
+                    : LibraryIndex.probeHeader(path)
+            }
+            let index = try LibraryIndex(library: library, databasePath: database, probe: everything)
+            index.rescan()
+            #expect(listed(index) == ["a.jpg", "drawing.svg"])
+        }
+        do {
+            let db = try SQLiteDatabase(path: database)
+            try db.execute("PRAGMA user_version = 0")
+        }
+        do {
+            let failures = Mutex(1)   // a.jpg cannot be read at the first scan (EMFILE, say)
+            let flaky: LibraryIndex.Probe = { path in
+                if path.description.hasSuffix("a.jpg"), failures.withLock({ n in defer { n -= 1 }; return n > 0 }) {
+                    return .failure(RenderError(kind: .internalFailure, message: "cannot open the source: Too many open files"))
+                }
+                return LibraryIndex.probeHeader(path)
+            }
+            let index = try LibraryIndex(library: library, databasePath: database, probe: flaky)
+            #expect(listed(index) == ["a.jpg", "drawing.svg"])   // what was listed, until the scan
+            let first = index.rescan()
+            #expect(first.headerReads == 2)
+            #expect(first.unreadableFiles == 1)
+            #expect(listed(index) == ["a.jpg"])   // the drawing decided again; a.jpg kept as listed
+            #expect(index.rescan().headerReads == 1)   // a.jpg, read this time
+            #expect(index.rescan().headerReads == 0)
+        }
+        let reopened = try LibraryIndex(library: library, databasePath: database)
+        #expect(listed(reopened) == ["a.jpg"])
+        #expect(reopened.rescan().headerReads == 0)   // stamped with the current list
+    }
+
     @Test func userFilesAtSQLitesSideFileNamesAreLeftAlone() throws {
         let (dir, library) = try library(["a.jpg"])
         let database = dir.path + "-index.sqlite"

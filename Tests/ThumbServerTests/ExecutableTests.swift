@@ -64,6 +64,10 @@ import Testing
         let badEnv = try run(["--library", Paths.fixturePhotos], environment: ["THUMBD_QUALITY": "high"])
         #expect(badEnv.status == 2)
         #expect(badEnv.error.contains("THUMBD_QUALITY"))
+        let typoEnv = try run(["--library", Paths.fixturePhotos], environment: ["THUMBD_QUALTY": "40"])
+        #expect(typoEnv.status == 2)
+        #expect(typoEnv.error.contains("THUMBD_QUALTY"))
+        #expect(typoEnv.error.split(separator: "\n").count == 1)
         let config = NSTemporaryDirectory() + "thumbd-bad-\(UUID().uuidString).json"
         try Data(#"{"port": 8080, "colour": "blue"}"#.utf8).write(to: URL(fileURLWithPath: config))
         defer { try? FileManager.default.removeItem(atPath: config) }

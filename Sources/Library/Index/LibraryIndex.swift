@@ -51,6 +51,12 @@ public final class LibraryIndex: Sendable {
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
+        /// Files decided under another list of formats (`Vips.formatsRevision`: the database
+        /// was written by a thumbd with another list): each is read again at the next scan,
+        /// whatever its size and mtime, and leaves this set once it has been read (or is gone);
+        /// when it is empty, the database is stamped with the current revision. A file that
+        /// cannot be read now stays, and is tried again at each scan, as any unreadable one.
+        var decidedUnderOtherFormats: Set<DiskPath> = []
     }
 
     /// The library whose files this index lists.
@@ -88,6 +94,10 @@ public final class LibraryIndex: Sendable {
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            if try Self.formatsRevision(of: db) != Vips.formatsRevision {
+                loaded.decidedUnderOtherFormats = Set(loaded.records.keys).union(loaded.nonImages.keys)
+                if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
+            }
             persisted = true
         } catch {
             // The index is derived data: a damaged database of thumbd's is removed and rebuilt by
@@ -182,6 +192,20 @@ public final class LibraryIndex: Sendable {
         check.bind([])
         _ = try check.step()
         return db
+    }
+
+    /// The `Vips.formatsRevision` the records of `db` were decided under, kept in SQLite's
+    /// `user_version` header field (<https://www.sqlite.org/pragma.html#pragma_user_version>),
+    /// so thumbd's file holds no other table; 0 in a database from before the revision existed.
+    private static func formatsRevision(of db: SQLiteDatabase) throws -> Int {
+        let version = try db.prepare("PRAGMA user_version")
+        version.bind([])
+        return try version.step() ? Int(version.integer(0)) : 0
+    }
+
+    /// Stamps `db` with the current `Vips.formatsRevision`.
+    private static func setFormatsRevision(of db: SQLiteDatabase) throws {
+        try db.execute("PRAGMA user_version = \(Vips.formatsRevision)")
     }
 
     private static func loadRecords(from db: SQLiteDatabase) throws -> State {
@@ -348,7 +372,7 @@ public final class LibraryIndex: Sendable {
             guard let scopes else { return true }
             return scopes.contains(path) || Self.hasAncestor(path, in: scopes)
         }
-        var (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        var (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
         if scopes != nil {
             records = records.filter { inScope($0.key) }
             nonImages = nonImages.filter { inScope($0.key) }
@@ -361,7 +385,7 @@ public final class LibraryIndex: Sendable {
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
-            if known == file.identity { continue }
+            if known == file.identity && !redecide.contains(path) { continue }
             summary.headerReads += 1
             let record: AssetRecord?
             switch probe(file.absolute) {
@@ -393,8 +417,14 @@ public final class LibraryIndex: Sendable {
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
                readable: readable, summary: summary, wholeTree: scopes == nil)
-        guard !upserts.isEmpty || !removed.isEmpty else { return summary }
-        persist(upserts: upserts, removed: removed)
+        // Once every file decided under another list was read again (or is gone), the database
+        // says it holds the current list's decisions.
+        let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty
+        if !redecide.isEmpty {
+            state.withLock { $0.decidedUnderOtherFormats.subtract(Set(readable).union(removed)) }
+        }
+        guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
+        persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
             for (path, identity, record) in upserts {
                 s.records[path] = record
@@ -431,10 +461,12 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>) {
+    /// Writes what a scan found; `formatsSettled`: and stamps the current formats revision.
+    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>, formatsSettled: Bool) {
         database.withLock { db in
             do {
                 try db.transaction {
+                    if formatsSettled { try Self.setFormatsRevision(of: db) }
                     let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                     for (path, identity, record) in upserts {
                         try upsert.run([Self.column(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
@@ -484,7 +516,7 @@ public final class LibraryIndex: Sendable {
             if (st.st_mode & S_IFMT) == S_IFLNK {
                 switch library.target(of: absolute) {
                 case .file(_, let target), .directory(_, let target): st = target
-                case .other, .outside, .missing: continue
+                case .other, .outside, .missing, .hidden: continue
                 }
             }
             switch st.st_mode & S_IFMT {
