@@ -42,14 +42,6 @@ import TestSupport
         index.listing(order: .oldest, offset: 0, limit: 100).items.map(\.path.description).sorted()
     }
 
-    func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
 
     @Test func reportedChangesAreReadAndNothingElseIsScanned() throws {
         let (dir, index) = try index(["a.jpg", "2024/b.jpg"])

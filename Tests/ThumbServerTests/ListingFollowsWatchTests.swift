@@ -9,24 +9,16 @@ import Testing
 
 /// The listing follows the library watch: with the whole-tree rescan 10 minutes apart, a photo
 /// copied in, replaced, renamed or deleted, and a folder copied in or moved, show in `/assets`
-/// within a second, and the headers read are only those of the files that changed.
+/// (waited for up to 5 s each, so a loaded machine does not fail it: how fast is the scroll and
+/// index benchmarks' business; 50 ms after the event here), and the headers read are only those
+/// of the files that changed.
 @Suite struct ListingFollowsWatchTests {
     func listed(_ server: ServerHarness) throws -> [String] {
         let json = try server.get("/assets?sort=oldest&limit=1000").json
         return ((json["items"] as? [[String: Any]]) ?? []).compactMap { $0["path"] as? String }.sorted()
     }
 
-    /// Waits at most `seconds` for `condition`; returns whether it came, and after how long.
-    func within(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
-    @Test func changesAreListedWithinASecondWithoutRescans() throws {
+    @Test func changesAreListedWithoutRescans() throws {
         let library = TemporaryDirectory("thumbd-follow")
         let photo = [UInt8](Fixtures.photo("Landscape_1.jpg")), other = [UInt8](Fixtures.photo("Landscape_6.jpg"))
         library.write("2024/a.jpg", photo)
@@ -41,28 +33,28 @@ import Testing
         let reads = index.headerReads
 
         library.write("2024/new.jpg", photo)                                    // copied in
-        #expect(try within(1) { try listed(server).contains("2024/new.jpg") })
+        #expect(try eventually(within: 5) { try listed(server).contains("2024/new.jpg") })
         library.write("2024/.b.tmp", other)                                     // replaced by a rename over it
         #expect(rename(library.path + "/2024/.b.tmp", library.path + "/2024/b.jpg") == 0)
-        #expect(try within(1) {
+        #expect(try eventually(within: 5) {
             let items = (try server.get("/assets?sort=oldest&limit=10").json["items"] as? [[String: Any]]) ?? []
             return items.first { $0["path"] as? String == "2024/b.jpg" }?["bytes"] as? Int == other.count
         })
         #expect(rename(library.path + "/2024/a.jpg", library.path + "/2024/renamed.jpg") == 0)
-        #expect(try within(1) { try listed(server) == ["2024/b.jpg", "2024/new.jpg", "2024/renamed.jpg"] })
+        #expect(try eventually(within: 5) { try listed(server) == ["2024/b.jpg", "2024/new.jpg", "2024/renamed.jpg"] })
         #expect(unlink(library.path + "/2024/new.jpg") == 0)                     // deleted
-        #expect(try within(1) { try listed(server) == ["2024/b.jpg", "2024/renamed.jpg"] })
+        #expect(try eventually(within: 5) { try listed(server) == ["2024/b.jpg", "2024/renamed.jpg"] })
 
         // A folder of 20 photos made elsewhere and moved in, then one copied in file by file.
         let outside = TemporaryDirectory("thumbd-follow-outside")
         for i in 0..<20 { outside.write("album/\(i).jpg", photo) }
         #expect(rename(outside.path + "/album", library.path + "/album") == 0)
-        #expect(try within(1) { try listed(server).filter { $0.hasPrefix("album/") }.count == 20 })
+        #expect(try eventually(within: 5) { try listed(server).filter { $0.hasPrefix("album/") }.count == 20 })
         #expect(mkdir(library.path + "/copied", 0o755) == 0)
         for i in 0..<20 { library.write("copied/\(i).jpg", photo) }
-        #expect(try within(1) { try listed(server).filter { $0.hasPrefix("copied/") }.count == 20 })
+        #expect(try eventually(within: 5) { try listed(server).filter { $0.hasPrefix("copied/") }.count == 20 })
         #expect(rename(library.path + "/album", library.path + "/2024/album") == 0)   // moved within
-        #expect(try within(1) {
+        #expect(try eventually(within: 5) {
             let paths = try listed(server)
             return paths.filter { $0.hasPrefix("2024/album/") }.count == 20 && !paths.contains { $0.hasPrefix("album/") }
         })
