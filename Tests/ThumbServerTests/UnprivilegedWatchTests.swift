@@ -1,6 +1,7 @@
 import Foundation
 import Library
 import Testing
+import TestSupport
 @testable import ThumbServer
 
 /// thumbd run as an unprivileged user (user nobody through `setpriv`, so the tests need root, as
@@ -50,41 +51,16 @@ struct UnprivilegedWatchTests {
             return items.compactMap { $0["path"] as? String }.sorted()
         }
 
-        /// Waits up to 10 s for `condition` (asked every 50 ms); whether it came true.
-        func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                if try condition() { return true }
-                usleep(50_000)
-            }
-            return try condition()
-        }
     }
 
     func launch(_ tree: Tree, rescanSeconds: Double) throws -> Server {
         let errors = tree.root + "/stderr.txt"
         try #require(FileManager.default.createFile(atPath: errors, contents: nil))
-        let process = Process()
-        // As ExecutableTests.launch: close the test process's descriptors, then drop to nobody.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import os, sys; os.closerange(3, 1 << 16); os.execv(sys.argv[1], sys.argv[1:])",
-                             "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ExecutableTests.binary,
-                             "--library", tree.library, "--port", "0", "--cache-dir", tree.root + "/cache",
-                             "--index-rescan-seconds", String(rescanSeconds)]
-        process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: errors)
-        try process.run()
-        var line = ""
-        while !line.contains("\n") {
-            let data = out.fileHandleForReading.availableData
-            if data.isEmpty { break }
-            line += String(decoding: data, as: UTF8.self)
-        }
-        let afterHost = line.components(separatedBy: "127.0.0.1:").dropFirst().first ?? ""
-        let port = try #require(UInt16(afterHost.prefix { $0.isNumber }), "no port in \(line)")
-        return Server(process: process, port: port, errors: errors)
+        let launched = try ExecutableTests().launch(
+            ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+            library: tree.library, cache: tree.root + "/cache", extra: ["--index-rescan-seconds", String(rescanSeconds)],
+            standardError: try #require(FileHandle(forWritingAtPath: errors)))
+        return Server(process: launched.process, port: launched.port, errors: errors)
     }
 
     /// The start-up warning blamed the inotify limits (max_user_watches) when the directory's
@@ -106,7 +82,7 @@ struct UnprivilegedWatchTests {
         #expect(try server.stats("library", "watch", "active") as? Bool == false)
         #expect(try server.stats("library", "watch", "directories") as? Int == 2)   // the root and open/
         chmod(tree.library + "/locked", 0o755)
-        #expect(try server.eventually { try server.stats("library", "watch", "active") as? Bool == true })
+        #expect(try eventually { try server.stats("library", "watch", "active") as? Bool == true })
         #expect(try server.stats("library", "watch", "directories") as? Int == 3)
         #expect(try server.stats("library", "watch", "rewalks") as? Int == 0)   // that one directory, not the tree
     }
@@ -124,15 +100,15 @@ struct UnprivilegedWatchTests {
         chmod(readable + "/sub", 0o755)
         let server = try launch(tree, rescanSeconds: 1)
         defer { server.process.terminate(); server.process.waitUntilExit() }
-        #expect(try server.eventually { try server.listed() == ["open/a.jpg"] })
+        #expect(try eventually { try server.listed() == ["open/a.jpg"] })
         #expect(try TestClient.get(port: server.port, "/thumbnails/3/late.jpg").status == 403)
         #expect(try server.stats("library", "watch", "active") as? Bool == false)
         try Self.bindMount(readable, over: tree.library + "/locked")
         defer { umount2(tree.library + "/locked", Int32(MNT_DETACH)) }
-        #expect(try server.eventually { try server.stats("library", "watch", "active") as? Bool == true })
+        #expect(try eventually { try server.stats("library", "watch", "active") as? Bool == true })
         #expect(try server.stats("library", "watch", "directories") as? Int == 4)   // root, open, locked, locked/sub
         chmod(tree.library + "/late.jpg", 0o644)
-        #expect(try server.eventually { try server.listed() == ["late.jpg", "locked/sub/c.jpg", "open/a.jpg"] })
+        #expect(try eventually { try server.listed() == ["late.jpg", "locked/sub/c.jpg", "open/a.jpg"] })
         #expect(try TestClient.get(port: server.port, "/thumbnails/3/late.jpg").status == 200)
     }
 
