@@ -6,7 +6,8 @@
 #   idle            CPU of the idle server over 10 s after the first scan (% of one core), RSS
 #   changes         50 photos copied in and 50 deleted, one at a time: from the change to
 #                   /stats library.assets saying so (p50, p99, max; polled every 5 ms)
-#   bulk copy       a folder of B photos (default 10,000) copied in with cp -r: from the start of
+#   bulk copy       a folder of B photos (default 10,000; copies of the corpus' smallest JPEG)
+#                   copied in with cp -r: from the start of
 #                   the copy to all of them listed (and how long the copy itself took), against
 #                   the first scan's time for B
 # Usage: Tests/Benchmarks/listing-follow.sh [N] [B]   (PORT=... to change the port, 18434)
@@ -64,9 +65,11 @@ p50=${sorted[$(( ${#sorted[@]} / 2 ))]}
 p99=${sorted[$(( ${#sorted[@]} * 99 / 100 ))]}
 max=${sorted[$(( ${#sorted[@]} - 1 ))]}
 
-# Bulk copy: B photos made outside the library, then copied in with cp -r.
+# Bulk copy: B photos made outside the library (links of the corpus' smallest JPEG, so that the
+# copy writes B small files, not gigabytes), then copied in with cp -r.
+SMALLEST=$(ls -S "$CORPUS/photos"/*.jpg | tail -1)
 mkdir -p "$WORK/bulk/album"
-for i in $(seq 0 $((B - 1))); do ln "${PHOTOS[$((i % ${#PHOTOS[@]}))]}" "$WORK/bulk/album/b-$i.jpg"; done
+for i in $(seq 0 $((B - 1))); do ln "$SMALLEST" "$WORK/bulk/album/b-$i.jpg"; done
 s=$(now_ms)
 cp -r "$WORK/bulk/album" "$LIB/album"
 copied=$(( $(now_ms) - s ))

@@ -217,4 +217,28 @@ import TestSupport
         #expect(LibraryIndex.outermost(["a/b/c.jpg", "a/b", "a/bc.jpg", "x.jpg", "a/b/c.jpg"]) == ["a/b", "a/bc.jpg", "x.jpg"])
         #expect(LibraryIndex.outermost(["a/b", ""]) == [""])
     }
+
+    /// A few changes against a large listing are merged into the sorted listings rather than
+    /// sorted anew: the orders come out exactly as a fresh index's.
+    @Test func changesMergedIntoTheListingsGiveTheOrderOfAFreshScan() throws {
+        let photos = ["Landscape_1.jpg", "Landscape_6.jpg", "kodak-dc210-1998-vga.jpg", "galaxy-s-orientation6-gps-vga.jpg"]
+        let dir = TemporaryDirectory()
+        for i in 0..<60 { dir.write("\(i % 7)/p\(i).jpg", [UInt8](Fixtures.photo(photos[i % photos.count]))) }
+        let library = try Library(root: dir.path)
+        let index = try LibraryIndex(library: library, databasePath: ":memory:")
+        index.rescan()
+        for (i, name) in ["0/new-a.jpg", "3/new-b.jpg", "new-c.jpg"].enumerated() {
+            dir.write(name, [UInt8](Fixtures.photo(photos[(i + 1) % photos.count])))
+        }
+        #expect(unlink(dir.path + "/2/p2.jpg") == 0)
+        dir.write("5/p5.jpg", [UInt8](Fixtures.photo("kodak-dc210-1998-vga.jpg")))   // replaced
+        index.update(["0/new-a.jpg", "3/new-b.jpg", "new-c.jpg", "2/p2.jpg", "5/p5.jpg"])
+        let fresh = try LibraryIndex(library: library, databasePath: ":memory:")
+        fresh.rescan()
+        for order in [ListingOrder.newest, .oldest] {
+            let merged = index.listing(order: order, offset: 0, limit: 100).items.map(\.path)
+            #expect(merged.count == 62)
+            #expect(merged == fresh.listing(order: order, offset: 0, limit: 100).items.map(\.path))
+        }
+    }
 }

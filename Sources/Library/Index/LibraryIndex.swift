@@ -292,10 +292,15 @@ public final class LibraryIndex: Sendable {
 
     /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`.
     static func hasAncestor(_ path: DiskPath, in set: Set<DiskPath>) -> Bool {
+        hasAncestor(path, in: Set(set.map(\.bytes)))
+    }
+
+    /// As `hasAncestor(_:in:)` over the paths' bytes: a lookup per `/`, no allocation.
+    static func hasAncestor(_ path: DiskPath, in set: Set<ArraySlice<UInt8>>) -> Bool {
         let bytes = path.bytes
         var i = bytes.startIndex
         while i < bytes.endIndex {
-            if bytes[i] == UInt8(ascii: "/"), set.contains(DiskPath(bytes: bytes[bytes.startIndex..<i])) { return true }
+            if bytes[i] == UInt8(ascii: "/"), set.contains(bytes[bytes.startIndex..<i]) { return true }
             i += 1
         }
         return false
@@ -368,9 +373,9 @@ public final class LibraryIndex: Sendable {
         } else {
             walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
         }
+        let scopeBytes = Set((scopes ?? []).map(\.bytes))
         let inScope: (DiskPath) -> Bool = { path in
-            guard let scopes else { return true }
-            return scopes.contains(path) || Self.hasAncestor(path, in: scopes)
+            scopes == nil || scopeBytes.contains(path.bytes) || Self.hasAncestor(path, in: scopeBytes)
         }
         var (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
         if scopes != nil {
@@ -435,7 +440,7 @@ public final class LibraryIndex: Sendable {
                 s.nonImages[path] = nil
             }
             s.headerReads += summary.headerReads
-            Self.sort(&s)
+            Self.reorder(&s, changed: Set(upserts.map(\.0)).union(removed))
         }
         return summary
     }
@@ -567,6 +572,31 @@ public final class LibraryIndex: Sendable {
                 return
             }
         }
+    }
+
+    /// Brings the sorted listings in line with `records` after the records at `changed` were
+    /// set or removed: merged in, in one pass over each listing, when they are few against it
+    /// (an update from the watch, a rescan that found little), sorted anew otherwise.
+    private static func reorder(_ s: inout State, changed: Set<DiskPath>) {
+        guard changed.count * 8 < s.newest.count else { return sort(&s) }
+        let fresh = changed.compactMap { s.records[$0] }
+        s.newest = merge(s.newest.filter { !changed.contains($0.path) }, fresh.sorted(by: AssetRecord.newestFirst),
+                         by: AssetRecord.newestFirst)
+        s.oldest = merge(s.oldest.filter { !changed.contains($0.path) }, fresh.sorted(by: AssetRecord.oldestFirst),
+                         by: AssetRecord.oldestFirst)
+    }
+
+    /// Two lists sorted by `before`, merged into one (stable: `a`'s first on ties).
+    static func merge(_ a: [AssetRecord], _ b: [AssetRecord], by before: (AssetRecord, AssetRecord) -> Bool) -> [AssetRecord] {
+        var merged: [AssetRecord] = []
+        merged.reserveCapacity(a.count + b.count)
+        var i = a.startIndex, j = b.startIndex
+        while i < a.endIndex && j < b.endIndex {
+            if before(b[j], a[i]) { merged.append(b[j]); j += 1 } else { merged.append(a[i]); i += 1 }
+        }
+        merged.append(contentsOf: a[i...])
+        merged.append(contentsOf: b[j...])
+        return merged
     }
 
     private static func sort(_ s: inout State) {
