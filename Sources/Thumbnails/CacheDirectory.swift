@@ -146,12 +146,22 @@ public enum CacheDirectory {
     /// Deletes `path` when `holdsEntry` says it is thumbd's. An empty directory planted at an
     /// entry's name is removed too (it holds nothing); anything else is left as it is.
     /// Returns whether nothing is left at `path`.
+    /// Nothing is removed through a shard that is not a real directory (a symlink planted in
+    /// `entries/` would lead outside the cache).
     @discardableResult
     static func removeEntry(_ path: String) -> Bool {
+        guard let slash = path.lastIndex(of: "/"), isRealDirectory(String(path[..<slash])) else { return false }
         if holdsEntry(path) { return unlink(path) == 0 || errno == ENOENT }
         var st = stat()
         guard lstat(path, &st) == 0 else { return errno == ENOENT }
         return (st.st_mode & S_IFMT) == S_IFDIR && rmdir(path) == 0
+    }
+
+    /// Whether `path` is a directory itself, not a symlink to one (`lstat`): thumbd writes and
+    /// deletes only inside its own tree.
+    static func isRealDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// Whether `name` is an entry file's name: 32 lowercase hex digits (an XXH3-128 digest).

@@ -137,6 +137,7 @@ public final class DiskCache: Sendable {
         var found: [(digest: String, cost: Int, modified: Int64)] = []
         for shard in (try? fm.contentsOfDirectory(atPath: entriesDirectory)) ?? [] {
             let shardPath = entriesDirectory + "/" + shard
+            guard CacheDirectory.isRealDirectory(shardPath) else { continue }   // a link leads out of the cache
             for name in (try? fm.contentsOfDirectory(atPath: shardPath)) ?? []
             where CacheDirectory.isEntryName(name) && name.hasPrefix(shard) {
                 var st = stat()
@@ -294,7 +295,11 @@ public final class DiskCache: Sendable {
     /// 0, or the `errno` of the step that failed (what it created is removed then).
     private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> Int32 {
         // EEXIST is the usual answer; ENOENT says entries/ is gone.
-        if mkdir(shardDirectory(for: digest), 0o755) != 0 && errno == ENOENT { return ENOENT }
+        let shard = shardDirectory(for: digest)
+        if mkdir(shard, 0o755) != 0 && errno == ENOENT { return ENOENT }
+        // A symlink (or anything but a directory) planted at the shard's name leads out of the
+        // cache, perhaps into the library: never written through.
+        guard CacheDirectory.isRealDirectory(shard) else { return ENOTDIR }
         // writeAll removes what it created when it fails, and touches nothing it did not create.
         let failure = Self.writeAll(bytes, to: temporaryPath)
         guard failure == 0 else { return failure }

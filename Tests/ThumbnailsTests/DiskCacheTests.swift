@@ -356,4 +356,37 @@ import TestSupport
         #expect(cache.statistics.bytes == 0)
         #expect(cache.read(key("x")) == nil)
     }
+
+    /// A symlink planted at a shard's name in `entries/` (to the library, say) is never written
+    /// through, and what lies behind it is neither indexed at start nor evicted: the cache
+    /// writes and deletes only inside its own tree. Found by a fresh-eyes session, which saw
+    /// entries land in the library.
+    @Test func aSymlinkedShardIsNeverWrittenThroughNorEvictedFrom() throws {
+        let dir = TemporaryDirectory()
+        let elsewhere = TemporaryDirectory("thumbd-elsewhere")
+        let probe = try DiskCache(directory: dir.path, limitBytes: 1 << 20)
+        let shard = probe.shardDirectory(for: key("a.jpg").digest)
+        // An entry written there before (a file that looks like thumbd's), then the shard
+        // replaced by a link to the other directory.
+        #expect(probe.write(thumbnail(5000), for: key("a.jpg")))
+        let name = String(probe.path(for: key("a.jpg").digest).split(separator: "/").last!)
+        #expect(rename(shard + "/" + name, elsewhere.path + "/" + name) == 0)
+        #expect(rmdir(shard) == 0)
+        #expect(symlink(elsewhere.path, shard) == 0)
+
+        let cache = try DiskCache(directory: dir.path, limitBytes: 8192)   // one entry's room
+        #expect(cache.statistics.entries == 0)   // not indexed through the link
+        // A key of that shard is refused, and nothing is written through the link.
+        let sameShard = try #require((2..<5000).lazy.map { self.key("s.jpg", mtime: Int64($0)) }
+            .first { cache.shardDirectory(for: $0.digest) == shard })
+        #expect(!cache.write(thumbnail(5000), for: sameShard))
+        #expect(cache.statistics.writeErrors == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path) == [name])
+        // Others are stored, evicting each other, and no eviction reaches behind the link.
+        for i in 0..<40 where cache.shardDirectory(for: key("k\(i).jpg").digest) != shard {
+            #expect(cache.write(thumbnail(5000), for: key("k\(i).jpg")))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path) == [name])
+        #expect(FileManager.default.fileExists(atPath: elsewhere.path + "/" + name))
+    }
 }
