@@ -241,4 +241,25 @@ import TestSupport
             #expect(merged == fresh.listing(order: order, offset: 0, limit: 100).items.map(\.path))
         }
     }
+
+    /// A change under a directory that a symlink also reaches is a change under the link's
+    /// path too: the walk lists the files under both, so an update of one updates the other.
+    /// Found by a fresh-eyes session (the link's path kept a deleted photo for up to an hour).
+    @Test func anUpdateUnderALinkedDirectoryUpdatesItsPathUnderTheLink() throws {
+        let (dir, library) = try library(["photos/a.jpg"])
+        #expect(mkdir(dir.path + "/links", 0o755) == 0)
+        #expect(symlink("../photos", dir.path + "/links/dir-link") == 0)
+        #expect(symlink("../links", dir.path + "/photos/back") == 0)   // a link within the linked tree
+        let index = try LibraryIndex(library: library, databasePath: ":memory:")
+        index.rescan()
+        #expect(listed(index) == ["links/dir-link/a.jpg", "photos/a.jpg"])
+        dir.write("photos/new.jpg", [UInt8](Fixtures.photo("Landscape_6.jpg")))
+        index.update(["photos/new.jpg"])
+        #expect(listed(index) == ["links/dir-link/a.jpg", "links/dir-link/new.jpg", "photos/a.jpg", "photos/new.jpg"])
+        #expect(unlink(dir.path + "/photos/a.jpg") == 0)
+        index.update(["photos/a.jpg"])
+        #expect(listed(index) == ["links/dir-link/new.jpg", "photos/new.jpg"])
+        #expect(LibraryIndex.withAliases(["photos/x.jpg"], links: ["links/dir-link": "photos"]).sorted()
+                == ["links/dir-link/x.jpg", "photos/x.jpg"])
+    }
 }

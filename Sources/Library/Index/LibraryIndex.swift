@@ -51,6 +51,10 @@ public final class LibraryIndex: Sendable {
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
+        /// Symlinks to directories inside the root, as the walks met them: the link's path to
+        /// its target's (both relative to the root). A change under a target is a change under
+        /// each link to it too (`update`), as the walk lists the files under both.
+        var linkedDirectories: [DiskPath: DiskPath] = [:]
         /// Files decided under another list of formats (`Vips.formatsRevision`: the database
         /// was written by a thumbd with another list): each is read again at the next scan,
         /// whatever its size and mtime, and leaves this set once it has been read (or is gone);
@@ -278,9 +282,30 @@ public final class LibraryIndex: Sendable {
     /// on the way is ignored (nothing under it is listed).
     @discardableResult
     public func update(_ paths: [DiskPath]) -> ScanSummary {
-        let scopes = Self.outermost(paths)
+        let links = state.withLock { $0.linkedDirectories }
+        let scopes = Self.outermost(Self.withAliases(paths, links: links))
         guard !scopes.isEmpty else { return ScanSummary() }
         return scanLock.withLock { _ in scanNow(scopes: scopes) }
+    }
+
+    /// `paths` and, for each under the target of a symlinked directory, the same path under
+    /// the link (links within links followed, a few deep).
+    static func withAliases(_ paths: [DiskPath], links: [DiskPath: DiskPath]) -> [DiskPath] {
+        guard !links.isEmpty else { return paths }
+        var all = Set(paths)
+        var round = paths
+        for _ in 0..<4 {
+            var next: [DiskPath] = []
+            for path in round {
+                for (link, target) in links where path == target || path.isInside(target) {
+                    let alias = DiskPath(bytes: link.bytes + path.bytes.dropFirst(target.bytes.count))
+                    if all.insert(alias).inserted { next.append(alias) }
+                }
+            }
+            if next.isEmpty { break }
+            round = next
+        }
+        return Array(all)
     }
 
     /// `paths` without those inside another of them.
@@ -368,10 +393,16 @@ public final class LibraryIndex: Sendable {
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
         let scopes = scopes.flatMap { $0.contains(DiskPath(bytes: [])) ? nil : $0 }
+        var links: [DiskPath: DiskPath] = [:]
         if let scopes {
-            for scope in scopes { collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted) }
+            for scope in scopes {
+                collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
+            }
         } else {
-            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
+            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
+        }
+        state.withLock { s in
+            if scopes == nil { s.linkedDirectories = links } else { s.linkedDirectories.merge(links) { $1 } }
         }
         let scopeBytes = Set((scopes ?? []).map(\.bytes))
         let inScope: (DiskPath) -> Bool = { path in
@@ -505,7 +536,8 @@ public final class LibraryIndex: Sendable {
     /// ENOTDIR: it went meanwhile) goes to `unlisted`, with its path relative to the root.
     private func walk(_ directory: DiskPath, relative: [UInt8], ancestors: [DirectoryIdentity],
                       into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
-                      unlisted: inout [(relative: DiskPath, error: Int32)]) {
+                      unlisted: inout [(relative: DiskPath, error: Int32)],
+                      links: inout [DiskPath: DiskPath]) {
         guard let dir = openDirectory(directory) else {
             if errno != ENOENT && errno != ENOTDIR { unlisted.append((DiskPath(bytes: relative), errno)) }
             return
@@ -520,7 +552,10 @@ public final class LibraryIndex: Sendable {
             guard absolute.withCString({ lstat($0, &st) }) == 0 else { continue }
             if (st.st_mode & S_IFMT) == S_IFLNK {
                 switch library.target(of: absolute) {
-                case .file(_, let target), .directory(_, let target): st = target
+                case .file(_, let target): st = target
+                case .directory(let real, let target):
+                    st = target
+                    links[DiskPath(bytes: path)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
                 case .other, .outside, .missing, .hidden: continue
                 }
             }
@@ -528,7 +563,7 @@ public final class LibraryIndex: Sendable {
             case S_IFDIR:
                 let identity = DirectoryIdentity(st)
                 guard !ancestors.contains(identity) else { continue }
-                walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted)
+                walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted, links: &links)
             case S_IFREG:
                 files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
             default:
@@ -542,7 +577,8 @@ public final class LibraryIndex: Sendable {
     /// name on the way is a dot-file, or the way is gone or leaves the root.
     private func collect(_ scope: DiskPath, rootAncestors: [DirectoryIdentity],
                          into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
-                         unlisted: inout [(relative: DiskPath, error: Int32)]) {
+                         unlisted: inout [(relative: DiskPath, error: Int32)],
+                         links: inout [DiskPath: DiskPath]) {
         let names = scope.segments.map { Array($0) }
         guard !names.isEmpty, names.allSatisfy(Library.isServableName) else { return }
         var ancestors = rootAncestors
@@ -555,7 +591,10 @@ public final class LibraryIndex: Sendable {
             guard absolute.withCString({ lstat($0, &st) }) == 0 else { return }
             if (st.st_mode & S_IFMT) == S_IFLNK {
                 switch library.target(of: absolute) {
-                case .file(_, let target), .directory(_, let target): st = target
+                case .file(_, let target): st = target
+                case .directory(let real, let target):
+                    st = target
+                    links[DiskPath(bytes: relative)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
                 default: return
                 }
             }
@@ -565,7 +604,7 @@ public final class LibraryIndex: Sendable {
                 let identity = DirectoryIdentity(st)
                 guard !ancestors.contains(identity) else { return }
                 ancestors.append(identity)
-                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted) }
+                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted, links: &links) }
             case S_IFREG where last:
                 files[DiskPath(bytes: relative)] = (SourceIdentity(st), absolute)
             default:
