@@ -11,14 +11,17 @@
  *
  * The list (README "Formats"): what phones, cameras, scanners and photo apps write. JPEG, PNG,
  * WebP, GIF, TIFF and HEIF/AVIF by the loaders libvips trusts (not flagged "untrusted" in
- * `vips -l`), and JPEG XL, flagged only for being new in 8.14. BMP, ICO and TGA by ImageMagick
+ * `vips -l`), and JPEG XL, flagged only for being new in 8.14. BMP and ICO by ImageMagick
  * (Debian's libvips links ImageMagick 6 and ships its coders), each through the one coder this
  * file picks from the file's first bytes and forces ("BMP:/proc/self/fd/N"): the loader that lets
  * ImageMagick choose among its ~200 coders by itself (magickload_buffer: PostScript, MVG, MSL, XCF,
  * ... many parsers of hostile input; imgproxy and others turn it off or allow-list it) stays
  * blocked. Not read (not listed, 415): PDF, SVG, PostScript (documents and drawings, not photos,
  * parsed by poppler, librsvg and Ghostscript), JPEG 2000, PPM/PNM, FITS, Radiance HDR, OpenEXR,
- * OpenSlide, Analyze, MATLAB, CSV, raw and libvips' own .v and matrix formats.
+ * OpenSlide, Analyze, MATLAB, CSV, raw and libvips' own .v and matrix formats; and TGA: this
+ * ImageMagick (6.9.11) gives a file stored bottom-up as TGA 2.0 says (the usual way) upside
+ * down, and a greyscale one as grey plus an alpha band of the same values (found by a fresh-eyes
+ * session with files written by the spec), so it was listed and rendered wrong.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +46,6 @@ typedef int (*cvips_sniff)(const unsigned char *head, size_t length, off_t size)
 
 static int cvips_is_bmp(const unsigned char *head, size_t length, off_t size);
 static int cvips_is_ico(const unsigned char *head, size_t length, off_t size);
-static int cvips_is_tga(const unsigned char *head, size_t length, off_t size);
 
 /* Formats read by ImageMagick, each through the one coder named here. */
 static const struct {
@@ -52,14 +54,13 @@ static const struct {
 } cvips_magick_formats[] = {
     { "BMP", cvips_is_bmp },
     { "ICO", cvips_is_ico },
-    { "TGA", cvips_is_tga },
 };
 
 int
 cvips_formats_revision(void)
 {
-    /* 1: the list above (before it, every loader libvips had was read). */
-    return 1;
+    /* 1: the list above with TGA (before it, every loader libvips had was read); 2: without TGA. */
+    return 2;
 }
 
 void
@@ -149,9 +150,7 @@ cvips_magick_load(int fd, const char *coder, VipsImage **out, cvips_failure *fai
         snprintf(what, sizeof what, "cannot read the source as %s", coder);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, what);
     }
-    /* None of these formats carries EXIF. ImageMagick sets its own "orientation" for a TGA
-     * stored bottom-up (4, BottomLeft) after it has already put the rows top-down, and libvips
-     * takes that as EXIF orientation and flips the image back: the pixels are upright as read. */
+    /* Neither format carries EXIF: an "orientation" ImageMagick sets of its own is not one. */
     vips_image_remove(*out, VIPS_META_ORIENTATION);
     return 0;
 }
@@ -229,58 +228,4 @@ cvips_is_ico(const unsigned char *head, size_t length, off_t size)
     offset = cvips_le32(head + 6 + 12);
     return count >= 1 && bytes > 0 && offset >= 6 + 16 * count &&
         (off_t) offset + bytes <= size;
-}
-
-/* Truevision TGA, which has no signature: an 18-byte header (Truevision's TGA 2.0 spec) whose
- * every field holds a value the format allows, and a file long enough for the pixels it declares
- * (uncompressed: all of them; run-length: at least one packet of 128 per 128 pixels), so that a
- * file that is not a TGA is almost never taken for one, and a small one declaring a huge image
- * is refused before ImageMagick allocates it. */
-static int
-cvips_is_tga(const unsigned char *head, size_t length, off_t size)
-{
-    unsigned map_type, type, map_length, map_entry, width, height, depth, descriptor;
-    guint64 pixels, need;
-
-    if (length < 18)
-        return 0;
-    map_type = head[1];
-    type = head[2];
-    map_length = cvips_le16(head + 5);
-    map_entry = head[7];
-    width = cvips_le16(head + 12);
-    height = cvips_le16(head + 14);
-    depth = head[16];
-    descriptor = head[17];
-
-    if (map_type > 1 || width == 0 || height == 0 || (descriptor & 0xC0) != 0 || (descriptor & 0x0F) > 8)
-        return 0;
-    switch (type) {
-    case 1: case 9:    /* colour-mapped */
-        if (map_type != 1 || map_length == 0 || (depth != 8 && depth != 16))
-            return 0;
-        break;
-    case 2: case 10:   /* true-colour */
-        if (depth != 15 && depth != 16 && depth != 24 && depth != 32)
-            return 0;
-        break;
-    case 3: case 11:   /* grey */
-        if (depth != 8 && depth != 16)
-            return 0;
-        break;
-    default:
-        return 0;
-    }
-    if (map_type == 1 && map_entry != 15 && map_entry != 16 && map_entry != 24 && map_entry != 32)
-        return 0;
-    if (map_type == 0 && (map_length != 0 || map_entry != 0))
-        return 0;
-
-    pixels = (guint64) width * height;
-    need = 18 + head[0] + (guint64) map_length * ((map_entry + 7) / 8);
-    if (type < 9)
-        need += pixels * ((depth + 7) / 8);
-    else
-        need += (pixels + 127) / 128 * (1 + (depth + 7) / 8);
-    return (guint64) size >= need;
 }

@@ -7,7 +7,8 @@ import Testing
 @Suite struct FormatListingTests {
     /// Every file of `Tests/Fixtures/formats` (PNG, BMP, ICO, TGA, SVG, PDF) and a JPEG: BMP, ICO
     /// and TGA were listed with their sizes and answered 415 "source is not in a known format";
-    /// SVG and PDF were listed and rendered though a photo library does not list them.
+    /// SVG and PDF were listed and rendered though a photo library does not list them. TGA is
+    /// not read now (README "Formats").
     @Test func theListingAndTheRendersAgreeOnEveryFixtureFormat() throws {
         let root = NSTemporaryDirectory() + "thumbd-formats-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -22,9 +23,8 @@ import Testing
             listed[item["path"] as? String ?? ""] = (item["width"] as? Int ?? 0, item["height"] as? Int ?? 0)
         }
         #expect(listed.keys.sorted() == ["bmp-24bit-64x48.bmp", "ico-32bit-alpha-64x48.ico", "kodak.jpg",
-                                         "png-rgba-alpha-2048x1536.png", "png-rgba-interlaced-adam7.png",
-                                         "tga-24bit-64x48.tga"])
-        for name in ["bmp-24bit-64x48.bmp", "ico-32bit-alpha-64x48.ico", "tga-24bit-64x48.tga"] {
+                                         "png-rgba-alpha-2048x1536.png", "png-rgba-interlaced-adam7.png"])
+        for name in ["bmp-24bit-64x48.bmp", "ico-32bit-alpha-64x48.ico"] {
             #expect(listed[name].map { [$0.width, $0.height] } == [64, 48], "\(name)")
         }
         // Each listed file renders, at the size its listed width and height give.
@@ -39,7 +39,11 @@ import Testing
         for name in Paths.files(in: root) where listed[name] == nil {
             let response = try server.get("/thumbnails/3/\(encodePath(name))")
             #expect(response.status == 415, "\(name)")
-            #expect((response.json["message"] as? String)?.contains("a format thumbd does not read") == true, "\(name)")
+            // "a format thumbd does not read (libvips svgload_source; ...)" for a format libvips
+            // knows, "not in a format thumbd reads" for one no loader on the list claims (TGA).
+            let message = response.json["message"] as? String ?? ""
+            #expect(message.contains("format thumbd does not read") || message.contains("not in a format thumbd reads"), "\(name): \(message)")
+            #expect(message.contains("see README \"Formats\""), "\(name): \(message)")
         }
     }
 }
