@@ -34,6 +34,9 @@ public enum LibraryError: Error, Sendable, Equatable {
     case outsideRoot
     /// There, but not a regular file: a FIFO, socket or device (415, answered without opening it).
     case notRegularFile
+    /// A directory on the way cannot be searched by the server's user (EACCES or EPERM): what
+    /// lies below may well be there (403, as for a source the server may not read).
+    case forbidden
 }
 
 /// The library root and the rules for reaching files under it (docs/API.md, "Thumbnails"): nothing
@@ -70,7 +73,8 @@ public struct Library: Sendable {
     /// Finds the file for decoded path `names` (each already percent-decoded once), given as
     /// bytes, which need not be UTF-8.
     /// - Throws: `.notFound` (missing, empty, a dot-file, a directory, a name with `/` or NUL),
-    ///   `.outsideRoot`, `.notRegularFile`.
+    ///   `.outsideRoot`, `.notRegularFile`, `.forbidden` (a directory on the way the server may
+    ///   not search).
     public func resolve(names: [[UInt8]]) throws(LibraryError) -> ResolvedAsset {
         guard !names.isEmpty else { throw .notFound }
         var path = rootPath
@@ -159,6 +163,8 @@ public struct Library: Sendable {
     private func diskName(of name: [UInt8], in directory: DiskPath) throws(LibraryError) -> [UInt8] {
         var st = stat()
         if directory.appending(name).withCString({ lstat($0, &st) }) == 0 { return name }
+        // The directory may not be searched: nothing can be said of what is in it but that.
+        if errno == EACCES || errno == EPERM { throw .forbidden }
         if name.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: "`") }) { throw .notFound }
         guard let text = String(validating: name, as: UTF8.self) else { throw .notFound }
         for variant in [text.precomposedStringWithCanonicalMapping, text.decomposedStringWithCanonicalMapping]

@@ -155,6 +155,8 @@ extension ThumbService {
             case .notFound, .outsideRoot: throw APIError.notFound("no such asset")
             case .notRegularFile:
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
+            case .forbidden:
+                throw Self.apiError(for: .render(RenderError(kind: .sourceUnreadable, message: "a directory on the way cannot be searched")))
             }
         }
         return (cacheKey(of: asset, grid: spec, format: format), asset)

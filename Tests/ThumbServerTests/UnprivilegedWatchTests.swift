@@ -81,6 +81,11 @@ struct UnprivilegedWatchTests {
         #expect(!server.stderr.contains("max_user_watches"))
         #expect(try server.stats("library", "watch", "active") as? Bool == false)
         #expect(try server.stats("library", "watch", "directories") as? Int == 2)   // the root and open/
+        // A file under the directory it may not search: 403, as for a file it may not read
+        // (it answered 404 "no such asset", though the file may well be there).
+        let below = try TestClient.get(port: server.port, "/thumbnails/3/locked/b.jpg")
+        #expect(below.status == 403)
+        #expect(below.json["error"] as? String == "forbidden")
         chmod(tree.library + "/locked", 0o755)
         #expect(try eventually { try server.stats("library", "watch", "active") as? Bool == true })
         #expect(try server.stats("library", "watch", "directories") as? Int == 3)
