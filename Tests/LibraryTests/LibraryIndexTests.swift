@@ -262,4 +262,32 @@ import TestSupport
         #expect(LibraryIndex.withAliases(["photos/x.jpg"], links: ["links/dir-link": "photos"]).sorted()
                 == ["links/dir-link/x.jpg", "photos/x.jpg"])
     }
+
+    /// What could not be read is counted by updates too, not only by whole rescans (with the
+    /// watch, those come once an hour): a file unreadable when an update looked at it counts,
+    /// and stops counting when a later update reads it. Found by a fresh-eyes session.
+    @Test func updatesCountWhatTheyCouldNotRead() throws {
+        let (dir, library) = try library(["ok.jpg"])
+        let locked = Mutex(true)
+        let probe: LibraryIndex.Probe = { path in
+            if path.description.hasSuffix("late.jpg"), locked.withLock({ $0 }) {
+                return .failure(RenderError(kind: .internalFailure, message: "cannot open the source: Permission denied"))
+            }
+            return LibraryIndex.probeHeader(path)
+        }
+        let index = try LibraryIndex(library: library, databasePath: dir.path + "-index.sqlite", probe: probe)
+        defer { unlink(dir.path + "-index.sqlite") }
+        index.rescan()
+        #expect(index.unreadable.files == 0)
+        dir.write("late.jpg", [UInt8](Fixtures.photo("Landscape_6.jpg")))
+        index.update(["late.jpg"])
+        #expect(index.unreadable.files == 1)
+        #expect(listed(index) == ["ok.jpg"])
+        index.update(["ok.jpg"])            // another path: the count stands
+        #expect(index.unreadable.files == 1)
+        locked.withLock { $0 = false }      // chmod'ed
+        index.update(["late.jpg"])
+        #expect(index.unreadable.files == 0)
+        #expect(listed(index) == ["late.jpg", "ok.jpg"])
+    }
 }

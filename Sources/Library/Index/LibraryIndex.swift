@@ -47,7 +47,7 @@ public final class LibraryIndex: Sendable {
         var headerReads = 0
         var completedScans = 0
         /// What the last scan could not read (`ScanSummary`).
-        var unreadableFiles = 0, unreadableDirectories = 0
+        var unreadableFiles: Set<DiskPath> = [], unreadableDirectories: Set<DiskPath> = []
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
@@ -254,7 +254,7 @@ public final class LibraryIndex: Sendable {
     /// Files and directories the last scan could not read (kept as they were listed, tried
     /// again by the next scan; each said once on stderr).
     public var unreadable: (files: Int, directories: Int) {
-        state.withLock { ($0.unreadableFiles, $0.unreadableDirectories) }
+        state.withLock { ($0.unreadableFiles.count, $0.unreadableDirectories.count) }
     }
 
     /// Scans finished since this index was opened (the first one makes a fresh index complete).
@@ -452,7 +452,7 @@ public final class LibraryIndex: Sendable {
         }
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
-               readable: readable, summary: summary, wholeTree: scopes == nil)
+               readable: readable, files: unreadable.map(\.path), directories: unlisted.map(\.relative), inScope: inScope)
         // Once every file decided under another list was read again (or is gone), the database
         // says it holds the current list's decisions.
         let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty
@@ -476,17 +476,15 @@ public final class LibraryIndex: Sendable {
         return summary
     }
 
-    /// Records what the scan could not read, and says each new one once on stderr (paths
-    /// relative to the root); forgets those read this time.
-    /// `wholeTree`: a scan of everything, whose counts replace the last ones (a scan of some
-    /// paths only says what it found there).
-    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary,
-                        wholeTree: Bool) {
+    /// Records what the scan could not read (`files`, `directories`), and says each new one once
+    /// on stderr (paths relative to the root); forgets those read this time. What was unreadable
+    /// within the scan's reach (`inScope`: all of it for a whole rescan, the paths an update
+    /// looked at) is replaced by what this scan found; the rest stands.
+    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath],
+                        files: [DiskPath], directories: [DiskPath], inScope: (DiskPath) -> Bool) {
         let fresh = state.withLock { s -> [(path: DiskPath, why: String)] in
-            if wholeTree {
-                s.unreadableFiles = summary.unreadableFiles
-                s.unreadableDirectories = summary.unreadableDirectories
-            }
+            s.unreadableFiles = s.unreadableFiles.filter { !inScope($0) }.union(files)
+            s.unreadableDirectories = s.unreadableDirectories.filter { !inScope($0) }.union(directories)
             for path in readable { s.reported.remove(path) }
             return failures.filter { s.reported.insert($0.path).inserted }
         }
