@@ -138,6 +138,22 @@ import Thumbnails
         #expect(refusal(["--config", unnamed.path, "--library", "/p"]).hasPrefix("unknown key 'colour' in grid 1 of 'grids'"))
     }
 
+    /// A grid name is a segment of its URLs: "." and ".." (which clients drop as dot segments, so
+    /// the listed URLs reached nothing), and names with characters a URL must escape, are
+    /// refused; ordinary names pass. Found by a fresh-eyes session.
+    @Test func aGridNameThatCannotBeAURLSegmentIsRefused() throws {
+        for name in ["..", ".", "a b", "3?x", "é"] {
+            let file = try configFile(#"{"grids": [{"name": "\#(name)", "width": 10, "height": 10, "fit": "cover"}]}"#)
+            defer { file.remove() }
+            #expect(refusal(["--config", file.path, "--library", "/p"])
+                    == "key 'grids': grid names must be unique and made of letters, digits, '-', '.', '_' and '~' "
+                    + "(not '.' or '..', which URLs drop): got '\(name)'", "\(name)")
+        }
+        let fine = try configFile(#"{"grids": [{"name": "tile_2.5x-~", "width": 10, "height": 10, "fit": "cover"}]}"#)
+        defer { fine.remove() }
+        #expect(try load(["--config", fine.path, "--library", "/p"]).grids.map(\.name) == ["tile_2.5x-~"])
+    }
+
     /// `THUMBD_QUALTY=40` was ignored in silence; an unknown `THUMBD_*` variable now stops
     /// start-up, but the two the project's test tools read (`THUMBD_CORPUS`, `THUMBD_TEST_PORTS`)
     /// are left to them.

@@ -154,7 +154,8 @@ public enum ConfigLoader {
             case .number: text = JSONValue.number(value).map { String($0) }
             }
             guard let text, option.set(&config, text) else {
-                throw ConfigError("key '\(key)' in the config file \(path) must be a \(describe(option))")
+                let what = describe(option)
+                throw ConfigError("key '\(key)' in the config file \(path) must be \(what.hasPrefix("integer") ? "an" : "a") \(what)")
             }
         }
     }
@@ -209,8 +210,15 @@ public enum ConfigLoader {
         }
         var names = Set<String>()
         for grid in config.grids {
-            guard !grid.name.isEmpty, !grid.name.contains("/"), names.insert(grid.name).inserted else {
-                throw ConfigError("key 'grids': grid names must be non-empty, unique and contain no '/' (got '\(grid.name)')")
+            // A grid's name is a path segment of its URLs (/thumbnails/{grid}/...): RFC 3986
+            // unreserved characters only, and not "." or "..", which clients remove as dot
+            // segments (RFC 3986 §5.2.4), so such a grid's listed URLs would reach nothing.
+            let unreserved = grid.name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-._~".unicodeScalars.contains($0))
+            }
+            guard !grid.name.isEmpty, unreserved, grid.name != ".", grid.name != "..", names.insert(grid.name).inserted else {
+                throw ConfigError("key 'grids': grid names must be unique and made of letters, digits, '-', '.', '_' and '~' "
+                    + "(not '.' or '..', which URLs drop): got '\(grid.name)'")
             }
             guard (1...16384).contains(grid.width), (1...16384).contains(grid.height) else {
                 throw ConfigError("key 'grids': grid '\(grid.name)' needs width and height in 1...16384 px")
