@@ -100,7 +100,8 @@ clinux_sealed_memfd(const char *name, const void *bytes, size_t length)
 const uint32_t clinux_inotify_isdir = IN_ISDIR, clinux_inotify_overflow = IN_Q_OVERFLOW,
                clinux_inotify_ignored = IN_IGNORED, clinux_inotify_create = IN_CREATE,
                clinux_inotify_moved_from = IN_MOVED_FROM, clinux_inotify_moved_to = IN_MOVED_TO,
-               clinux_inotify_move_self = IN_MOVE_SELF, clinux_inotify_delete_self = IN_DELETE_SELF;
+               clinux_inotify_move_self = IN_MOVE_SELF, clinux_inotify_delete_self = IN_DELETE_SELF,
+               clinux_inotify_attrib = IN_ATTRIB;
 
 int clinux_inotify(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
 

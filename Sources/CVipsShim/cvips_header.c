@@ -3,7 +3,8 @@
  *
  * Why this exists: the pixel limit must be judged before any decode (a 522 KB PNG can declare
  * 65536x65536), and the listing needs size, orientation and capture time. With sequential
- * access, vips_image_new_from_source only parses the header.
+ * access, vips_image_new_from_source only parses the header. Which loader reads it is decided as
+ * for a render (cvips_source_format), so a file is listed exactly when it can be rendered.
  */
 #include <string.h>
 
@@ -37,17 +38,30 @@ cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
     VipsSource *source;
     VipsImage *image;
     const char *loader;
+    const char *coder;
 
     memset(header, 0, sizeof(*header));
 
     if (!(source = cvips_source_at_start(fd, failure)))
         return -1;
-    image = vips_image_new_from_source(source, "",
-        "access", VIPS_ACCESS_SEQUENTIAL,
-        NULL);
-    g_object_unref(source);
-    if (!image)
-        return cvips_fail(failure, CVIPS_UNSUPPORTED, "the source is not a readable image");
+    /* The same decision as a render's (cvips_formats.c): what is listed renders. */
+    if (cvips_source_format(source, fd, &coder, failure)) {
+        g_object_unref(source);
+        return -1;
+    }
+    if (coder) {
+        g_object_unref(source);
+        if (cvips_magick_load(fd, coder, &image, failure))
+            return -1;
+    }
+    else {
+        image = vips_image_new_from_source(source, "",
+            "access", VIPS_ACCESS_SEQUENTIAL,
+            NULL);
+        g_object_unref(source);
+        if (!image)
+            return cvips_fail(failure, CVIPS_UNSUPPORTED, "the source is not a readable image");
+    }
 
     header->width = image->Xsize;
     header->height = image->Ysize;

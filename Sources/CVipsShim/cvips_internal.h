@@ -20,6 +20,20 @@ int cvips_fail_errno(cvips_failure *failure, cvips_status status, const char *wh
  * the dup shares the file offset, so it is rewound first). NULL with `failure` filled. */
 VipsSource *cvips_source_at_start(int fd, cvips_failure *failure);
 
+/* Blocks every libvips loader but those of the formats thumbd reads (cvips_formats.c). Once,
+ * from cvips_start, after vips_init. */
+void cvips_formats_restrict(void);
+
+/* How the file open on `fd` (with `source` on it) is read, the one decision that the header read
+ * (the listing) and the render both take (cvips_formats.c): 0 with `*coder` NULL, by the libvips
+ * loader that claims it, one of the list; 0 with `*coder` set, by that ImageMagick coder
+ * (cvips_magick_load); -1 with `failure` filled (CVIPS_UNSUPPORTED) for a format not read. */
+int cvips_source_format(VipsSource *source, int fd, const char **coder, cvips_failure *failure);
+
+/* Loads the file open on `fd` with ImageMagick's `coder` and no other (fail_on=truncated).
+ * 0, or -1 with `failure` filled (CVIPS_UNSUPPORTED, or CVIPS_INTERNAL out of memory). */
+int cvips_magick_load(int fd, const char *coder, VipsImage **out, cvips_failure *failure);
+
 /* Makes `in` exactly `width` x `height` px when vips_thumbnail missed by rounding: a centre
  * crop for any excess, a tiny resize (and as a last resort an edge-copy embed) for any
  * shortfall. 0, or -1 with the libvips error pending. */

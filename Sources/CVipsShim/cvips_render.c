@@ -19,6 +19,7 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
     VipsImage **t;
     VipsImage *in;
     VipsSource *source;
+    const char *coder;
     void *bytes = NULL;
     size_t length = 0;
     int result;
@@ -33,10 +34,15 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
 
     if (!(source = cvips_source_at_start(fd, failure)))
         return -1;
+    /* The same decision as the header read's (cvips_formats.c): what is listed renders. */
+    if (cvips_source_format(source, fd, &coder, failure)) {
+        g_object_unref(source);
+        return -1;
+    }
 
     /* Every intermediate image hangs off `context` and goes with it. */
     context = VIPS_OBJECT(vips_image_new());
-    t = (VipsImage **) vips_object_local_array(context, 2);
+    t = (VipsImage **) vips_object_local_array(context, 3);
 
     /* Shrink-on-load from the file's bytes; orientation applied (no_rotate FALSE). `contain`
      * asks for the exact target size with FORCE: the caller's size keeps the aspect ratio to
@@ -47,7 +53,30 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
      * truncated and corrupt data that libvips would otherwise pad with grey; 8.14's
      * thumbnail_source does not hand its own `fail_on` to the loader, so it also travels in
      * `option_string` (checked on broken/truncated-10000-bytes.jpg). */
-    if (options->colour_transform)
+    if (coder) {
+        /* ImageMagick has no shrink-on-load: the whole image, then the same thumbnail options. */
+        g_object_unref(source);
+        source = NULL;
+        if (cvips_magick_load(fd, coder, &t[2], failure)) {
+            g_object_unref(context);
+            return -1;
+        }
+        if (options->colour_transform)
+            result = vips_thumbnail_image(t[2], &t[0], options->width,
+                "height", options->height,
+                "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+                "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+                "export_profile", "srgb",
+                "intent", VIPS_INTENT_PERCEPTUAL,
+                NULL);
+        else
+            result = vips_thumbnail_image(t[2], &t[0], options->width,
+                "height", options->height,
+                "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+                "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+                NULL);
+    }
+    else if (options->colour_transform)
         result = vips_thumbnail_source(source, &t[0], options->width,
             "height", options->height,
             "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
@@ -65,7 +94,8 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
             "fail_on", VIPS_FAIL_ON_TRUNCATED,
             "option_string", "fail_on=truncated",
             NULL);
-    g_object_unref(source);
+    if (source)
+        g_object_unref(source);
     if (result) {
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");

@@ -32,6 +32,7 @@ cvips_start(int concurrency, cvips_failure *failure)
             /* The server keeps its own memory and disk caches; libvips' operation cache
              * would only hold decoded images and memory. */
             vips_cache_set_max(0);
+            cvips_formats_restrict();
             vips_concurrency_set(concurrency > 0 ? concurrency : 1);
         }
         g_once_init_leave(&state, result);

@@ -94,7 +94,7 @@ public struct Library: Sendable {
         let resolved: DiskPath, st: stat
         switch target(of: path) {
         case .file(let real, let status): (resolved, st) = (real, status)
-        case .directory, .missing: throw .notFound
+        case .directory, .missing, .hidden: throw .notFound
         case .other: throw .notRegularFile
         case .outside: throw .outsideRoot
         }
@@ -113,6 +113,10 @@ public struct Library: Sendable {
         case other
         /// Resolves outside the root: never read, never listed.
         case outside
+        /// Resolves to a dot-file or into a dot-directory inside the root (`.hidden.jpg`,
+        /// `.trash/a.jpg`): judged by the resolved path, as a URL naming it is, so it is never
+        /// served (404) nor listed (docs/API.md: dot-files are not served).
+        case hidden
         /// Nothing there (a dangling link), or it cannot be looked at.
         case missing
     }
@@ -120,12 +124,15 @@ public struct Library: Sendable {
     /// What `path` (under the root, perhaps through symlinks) leads to: the one rule for which
     /// files are assets, shared by `resolve` (a URL's path) and `LibraryIndex`'s walk (the
     /// listing, for each symlink it meets). Symlinks may point anywhere: only what resolves
-    /// under the root counts, a link to a file or a directory alike.
+    /// under the root counts, a link to a file or a directory alike, and only when no name of
+    /// the resolved path below the root is a dot-name (`isServableName`).
     public func target(of path: DiskPath) -> Target {
         guard let real = path.withCString({ realpath($0, nil) }) else { return .missing }
         let resolved = DiskPath(cString: real)
         free(real)
         guard resolved.isInside(rootPath) else { return .outside }
+        let below = resolved.bytes.dropFirst(rootPath.count + 1)
+        guard below.split(separator: UInt8(ascii: "/")).allSatisfy({ Self.isServableName(Array($0)) }) else { return .hidden }
         var st = stat()
         guard resolved.withCString({ stat($0, &st) }) == 0 else { return .missing }
         switch st.st_mode & S_IFMT {

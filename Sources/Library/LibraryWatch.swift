@@ -61,8 +61,10 @@ import Glibc
 /// in, out or within), while the whole tree is walked again (after the kernel's event queue
 /// overflowed, `fs.inotify.max_queued_events`, or the root itself was moved or deleted), while
 /// there is no directory at the root's path (looked for again every 100 ms), while some
-/// directory cannot be watched (`fs.inotify.max_user_watches`; until a later walk of the whole
-/// tree manages), and for good once the tree has more directories than `maxWatches`: then every
+/// directory cannot be watched or listed (`unwatchedDirectories`: EACCES when the server's user
+/// may not read it, ENOSPC for `fs.inotify.max_user_watches`...; each is tried again when its
+/// parent reports a change of its metadata, as a `chmod` back makes, and every `retrySeconds`,
+/// for what no event reports, such as watches another program gave back), and for good once the tree has more directories than `maxWatches`: then every
 /// watch is given back to the kernel, for other programs, and users of the stamps resolve their
 /// sources again on every request (`Statistics.overLimit`; a restart tries again).
 ///
@@ -100,7 +102,7 @@ public final class LibraryWatch: Sendable {
     }
 
     /// The shared inotify instance and what it knows of the tree (see the type's doc).
-    private let instance: Instance
+    let instance: Instance
     /// This watch's epoll instance, with `instance.fd` registered in it (level-triggered).
     private let probe: Int32
     /// Serialises `epoll_wait` on `probe`: two callers scanning one epoll instance at once could
@@ -110,15 +112,50 @@ public final class LibraryWatch: Sendable {
     /// The library root, symlinks resolved (`Library.root`).
     public var root: String { instance.root }
 
+    /// Why no watch could be set up: the call that failed and its `errno`.
+    public struct SetupError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// `inotify_init1` or `epoll_create1` / `epoll_ctl` (a probe).
+        public var call: String
+        /// Its `errno`: EMFILE (`fs.inotify.max_user_instances`, or the process's open-file
+        /// limit), ENFILE (the system's), ENOMEM.
+        public var error: Int32
+
+        /// `call` failed with `error`.
+        public init(call: String, error: Int32) {
+            self.call = call
+            self.error = error
+        }
+
+        /// `call`, what `error` means (`LibraryWatch.cause(of:)`).
+        public var description: String { "\(call) failed: \(LibraryWatch.cause(of: error))" }
+    }
+
+    /// A directory of the tree that is not watched now, and why (`unwatchedDirectories`).
+    public struct UnwatchedDirectory: Sendable, Equatable {
+        /// Its absolute path (for messages: bytes that are not UTF-8 show as U+FFFD).
+        public var path: String
+        /// The `errno` of `inotify_add_watch` or `opendir`: EACCES or EPERM (the server's user
+        /// may not read it), ENOSPC (`fs.inotify.max_user_watches`), ENOMEM, EMFILE...
+        public var error: Int32
+
+        /// A directory at `path` not watched for `error`.
+        public init(path: String, error: Int32) {
+            self.path = path
+            self.error = error
+        }
+    }
+
     /// Watches every directory under `root` (an absolute path with symlinks resolved), walked
     /// now, before returning, with an inotify instance of its own. Nil when no inotify or epoll
     /// instance can be had (`fs.inotify.max_user_instances`, the open-file limit); when some
     /// directory cannot be watched the watch exists but gives no stamps (`statistics.active` is
-    /// false), and when the tree has more than `maxWatches` directories it watches none
-    /// (`statistics.overLimit`). `maxWatches`: unlimited by default (see `userWatchLimit()`).
-    public convenience init?(root: String, maxWatches: Int = Int.max) {
-        guard let instance = Instance(root: root, maxWatches: maxWatches),
-              let probe = Self.probes(of: instance, count: 1)?.first else { return nil }
+    /// false; `unwatchedDirectories` says which and why; each is tried again every
+    /// `retrySeconds`, 2 s by default, and when its metadata changes), and when the tree has
+    /// more than `maxWatches` directories it watches none (`statistics.overLimit`).
+    /// `maxWatches`: unlimited by default (see `userWatchLimit()`).
+    public convenience init?(root: String, maxWatches: Int = Int.max, retrySeconds: Double = 2) {
+        guard let instance = try? Instance(root: root, maxWatches: maxWatches, retrySeconds: retrySeconds),
+              let probe = try? Self.probes(of: instance, count: 1).first else { return nil }
         self.init(instance: instance, probe: probe)
     }
 
@@ -134,27 +171,65 @@ public final class LibraryWatch: Sendable {
     /// `count` watches of `root` (one per event loop) sharing one inotify instance, set up with
     /// one walk of the tree: each directory is watched once, whatever `count` is. Each watch has
     /// its own probe (an epoll instance), so that loops asking share no lock on a hit. Nil when
-    /// the inotify instance or a probe cannot be had. `maxWatches` as in `init(root:maxWatches:)`.
-    public static func group(root: String, count: Int, maxWatches: Int = Int.max) -> [LibraryWatch]? {
-        guard let instance = Instance(root: root, maxWatches: maxWatches),
-              let probes = probes(of: instance, count: count) else { return nil }
-        return probes.map { LibraryWatch(instance: instance, probe: $0) }
+    /// the inotify instance or a probe cannot be had. `maxWatches` and `retrySeconds` as in
+    /// `init(root:maxWatches:retrySeconds:)`.
+    public static func group(root: String, count: Int, maxWatches: Int = Int.max, retrySeconds: Double = 2) -> [LibraryWatch]? {
+        try? makeGroup(root: root, count: count, maxWatches: maxWatches, retrySeconds: retrySeconds)
     }
 
-    /// `count` (at least one) epoll instances, each with `instance.fd` registered; nil when
-    /// one cannot be had.
-    private static func probes(of instance: Instance, count: Int) -> [Int32]? {
+    /// As `group(root:count:maxWatches:retrySeconds:)`, saying why when there is none.
+    /// - Throws: `SetupError` naming the call that failed (`inotify_init1`, `epoll_create1`
+    ///   or `epoll_ctl`) and its `errno`.
+    public static func makeGroup(root: String, count: Int, maxWatches: Int = Int.max,
+                                 retrySeconds: Double = 2) throws(SetupError) -> [LibraryWatch] {
+        let instance = try Instance(root: root, maxWatches: maxWatches, retrySeconds: retrySeconds)
+        return try probes(of: instance, count: count).map { LibraryWatch(instance: instance, probe: $0) }
+    }
+
+    /// `count` (at least one) epoll instances, each with `instance.fd` registered.
+    /// - Throws: `SetupError` when one cannot be had (the ones made are closed).
+    private static func probes(of instance: Instance, count: Int) throws(SetupError) -> [Int32] {
         var probes: [Int32] = []
         for _ in 0..<max(1, count) {
             let probe = clinux_epoll_create()
             guard probe >= 0, clinux_epoll_add(probe, instance.fd, clinux_epoll_in, 0) == 0 else {
+                let failure = SetupError(call: probe < 0 ? "epoll_create1" : "epoll_ctl", error: errno)
                 if probe >= 0 { _ = Glibc.close(probe) }
                 for probe in probes { _ = Glibc.close(probe) }
-                return nil
+                throw failure
             }
             probes.append(probe)
         }
         return probes
+    }
+
+    /// The directories of the tree that are not watched now, and why, in path order (empty
+    /// when all are, or nothing is watched for being over the limit). Reads what is queued
+    /// first, and may start a retry that is due.
+    public var unwatchedDirectories: [UnwatchedDirectory] {
+        _ = instance.readEvents()
+        return instance.state.withLock { s in
+            s.unwatched.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
+                UnwatchedDirectory(path: String(decoding: $0.key, as: UTF8.self), error: $0.value)
+            }
+        }
+    }
+
+    /// What `errno` value `error` means for a watch, in words with its name:
+    /// `"permission denied (EACCES): the server's user may not read it"`. From inotify(7),
+    /// inotify_add_watch(2), inotify_init1(2) and opendir(3); others as `strerror(3)` gives them.
+    public static func cause(of error: Int32) -> String {
+        switch error {
+        case EACCES: "permission denied (EACCES): the server's user may not read it"
+        case EPERM: "operation not permitted (EPERM): the server's user may not read it"
+        case ENOSPC: "the user's inotify watches are used up (ENOSPC): fs.inotify.max_user_watches, shared by all of the user's programs"
+        case EMFILE: "too many open files (EMFILE): fs.inotify.max_user_instances, or this process's open-file limit"
+        case ENFILE: "too many open files in the system (ENFILE)"
+        case ENOMEM: "out of kernel memory (ENOMEM)"
+        case ELOOP: "too many symbolic links (ELOOP)"
+        case EIO: "an I/O error (EIO)"
+        default: String(cString: strerror(error)) + " (errno \(error))"
+        }
     }
 
     /// `fs.inotify.max_user_watches` (inotify(7)): the watches one user may hold, across all of
@@ -203,16 +278,20 @@ public final class LibraryWatch: Sendable {
 }
 
 /// One inotify instance watching the tree, shared by the watches of a group.
-private final class Instance: Sendable {
+final class Instance: Sendable {
     struct State {
         /// Watch descriptor → the directory's path (bytes, as on disk: a name need not be
         /// UTF-8), for the paths of new subdirectories.
         var directories: [Int32: [UInt8]] = [:]
         var events = 0
         var rewalks = 0
-        /// A directory could not be watched (`fs.inotify.max_user_watches`, say): no stamps
-        /// until a walk of the whole tree watches everything.
-        var failed = false
+        /// Directories that could not be watched or listed, by path, with the `errno` that said
+        /// why (EACCES: the user may not read one; ENOSPC: `fs.inotify.max_user_watches`...):
+        /// no stamps while there is any. Each is tried again (its subtree walked) when its
+        /// parent reports a change of its metadata (a `chmod`), and every `retryInterval`.
+        var unwatched: [[UInt8]: Int32] = [:]
+        /// When the unwatched directories were last tried again, ns (`DispatchTime`).
+        var lastRetry: UInt64 = 0
         /// The tree had more directories than `maxWatches`: every watch was given back, for good.
         var overLimit = false
         /// A walk runs in the background (`runWalks`).
@@ -228,11 +307,17 @@ private final class Instance: Sendable {
         var lastWalkEnded: UInt64 = 0
         /// Scratch space events are read into (64 KiB).
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        /// For the listing (`takeChanges`): absolute paths named by events since it last took
+        /// them, and whether some change could not be named (the whole tree then).
+        var changes: [[UInt8]] = []
+        var changesLost = false
+        /// Told when `changes` has something (`onChanges`); nil while nobody follows them.
+        var changeHandler: (@Sendable () -> Void)?
 
         /// Whether the watch can vouch for the whole tree: every directory watched and no walk
         /// under way or to come.
         var sighted: Bool {
-            !failed && !overLimit && !walking && !wholeTreePending && subtreesPending.isEmpty && !rootMissing
+            unwatched.isEmpty && !overLimit && !walking && !wholeTreePending && subtreesPending.isEmpty && !rootMissing
         }
     }
 
@@ -246,33 +331,45 @@ private final class Instance: Sendable {
     static let step: UInt64 = 8
     let fd: Int32
     let root: String
-    private let rootBytes: [UInt8]
+    let rootBytes: [UInt8]
     let maxWatches: Int
+    /// How often directories that could not be watched are tried again, ns.
+    let retryInterval: UInt64
     let state: Mutex<State>
-    private let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
+    let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
+    /// Reads events while no request asks, for the listing (`follow`); nil until then.
+    let reader = Mutex<EventReader?>(nil)
 
     /// Watches the tree now (see `LibraryWatch.init(root:maxWatches:)`). Nil without an inotify
     /// instance.
-    init?(root: String, maxWatches: Int) {
+    init(root: String, maxWatches: Int, retrySeconds: Double) throws(LibraryWatch.SetupError) {
         let fd = clinux_inotify()
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { throw LibraryWatch.SetupError(call: "inotify_init1", error: errno) }
         self.fd = fd
         self.root = root
         rootBytes = Array(root.utf8)
         self.maxWatches = max(0, maxWatches)
+        retryInterval = UInt64(max(0, retrySeconds) * 1e9)
         let walk = Self.watchTree(rootBytes, fd: fd, limit: self.maxWatches)
         var initial = State()
         initial.directories = walk.directories
-        initial.failed = !walk.complete
+        initial.unwatched = walk.failures
         initial.rootMissing = !walk.rootWatched
         initial.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
+        initial.lastRetry = initial.lastWalkEnded
         if walk.overLimit { Self.giveUp(&initial, fd: fd) }
         state = Mutex(initial)
         generation.store(Self.next(after: 0, initial), ordering: .sequentiallyConsistent)
     }
 
     deinit {
-        _ = Glibc.close(fd)
+        let fd = fd
+        if let reader = reader.withLock({ $0?.source }) {
+            reader.setCancelHandler { _ = Glibc.close(fd) }   // not while Dispatch still polls it
+            reader.cancel()
+        } else {
+            _ = Glibc.close(fd)
+        }
     }
 
     /// The generation after `g` (one step on) for what `s` says: blind unless the tree is all
@@ -301,28 +398,45 @@ private final class Instance: Sendable {
     }
 
     /// Reads what is queued, under the lock, and moves the generation on. While there is no
-    /// root, also looks for one again (at most every 100 ms).
+    /// root, also looks for one again (at most every 100 ms). Tells the change handler, after
+    /// the lock, when events named changes.
     func readEvents() -> UInt64? {
-        state.withLock { s in
-            if clinux_unread_bytes(fd) > 0 {
-                // Marked before `read` takes anything out of the queue: see `LibraryWatch`, point 3.
-                let before = generation.load(ordering: .sequentiallyConsistent)
-                generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
-                handle(&s)
-                generation.store(Self.next(after: before, s), ordering: .sequentiallyConsistent)
-            } else if s.rootMissing && !s.walking
-                        && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
-                s.wholeTreePending = true
-            }
-            startWalks(&s)
-            let g = generation.load(ordering: .sequentiallyConsistent)
-            return g & Self.flags == 0 ? g : nil
+        let (g, tell) = state.withLock { s -> (UInt64?, (@Sendable () -> Void)?) in
+            let before = (s.changes.count, s.changesLost)
+            let g = readEventsLocked(&s)
+            let named = s.changes.count != before.0 || s.changesLost != before.1
+            return (g, named ? s.changeHandler : nil)
         }
+        tell?()
+        return g
+    }
+
+    private func readEventsLocked(_ s: inout State) -> UInt64? {
+        if clinux_unread_bytes(fd) > 0 {
+            // Marked before `read` takes anything out of the queue: see `LibraryWatch`, point 3.
+            let before = generation.load(ordering: .sequentiallyConsistent)
+            generation.store(before | Self.reading, ordering: .sequentiallyConsistent)
+            handle(&s)
+            generation.store(Self.next(after: before, s), ordering: .sequentiallyConsistent)
+        } else if s.rootMissing && !s.walking
+                    && DispatchTime.now().uptimeNanoseconds &- s.lastWalkEnded > 100_000_000 {
+            s.wholeTreePending = true
+        } else if !s.unwatched.isEmpty && !s.walking && !s.overLimit
+                    && DispatchTime.now().uptimeNanoseconds &- s.lastRetry >= retryInterval {
+            // Permissions given back, watches freed by another program: nothing reports those.
+            s.lastRetry = DispatchTime.now().uptimeNanoseconds
+            s.subtreesPending += s.unwatched.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        }
+        startWalks(&s)
+        let g = generation.load(ordering: .sequentiallyConsistent)
+        return g & Self.flags == 0 ? g : nil
     }
 
     /// Reads the queued events (up to 64 buffers' worth; any left are read by the next
     /// `stamp`) and decides what must be walked, off the request path:
     /// - a directory created: its subtree (`cp -r` or `tar x` may have filled it already);
+    /// - a directory that could not be watched whose metadata changed (a `chmod` that may let
+    ///   the server read it now): its subtree;
     /// - one created where the parent's path is not known yet (its watch comes from a walk
     ///   still under way), one moved in, out or within the tree (the watches of a moved subtree
     ///   keep their descriptors but have new paths; a tree moved out must stop being watched),
@@ -343,10 +457,22 @@ private final class Instance: Sendable {
                     let mask = raw.load(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
-                    if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true }
+                    if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true; s.changesLost = true }
+                    // For the listing: the path the event names; with a name in a directory not
+                    // known by path yet (its walk is under way), or too many waiting, track is lost.
+                    if length > 0, s.changeHandler != nil {
+                        if let parent = s.directories[wd], s.changes.count < 100_000 {
+                            let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
+                            s.changes.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                        } else {
+                            s.changesLost = true
+                            s.changes = []
+                        }
+                    }
                     if mask & (clinux_inotify_move_self | clinux_inotify_delete_self | clinux_inotify_ignored) != 0,
                        s.directories[wd] == rootBytes {
                         s.wholeTreePending = true
+                        s.changesLost = true
                     }
                     if mask & clinux_inotify_ignored != 0 {
                         s.directories[wd] = nil
@@ -356,13 +482,16 @@ private final class Instance: Sendable {
                         if mask & (clinux_inotify_moved_from | clinux_inotify_moved_to) != 0 {
                             s.wholeTreePending = true
                         } else if mask & clinux_inotify_create != 0 {
-                            // After a failure, only a walk of the whole tree can make it whole.
-                            if let parent = s.directories[wd], length > 0, !s.walking, !s.failed {
+                            if let parent = s.directories[wd], length > 0, !s.walking {
                                 let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
                                 s.subtreesPending.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
                             } else {
                                 s.wholeTreePending = true
                             }
+                        } else if mask & clinux_inotify_attrib != 0, let parent = s.directories[wd], length > 0 {
+                            let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
+                            let path = parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 }
+                            if s.unwatched[path] != nil { s.subtreesPending.append(path) }
                         }
                     }
                     offset += 16 + length
@@ -401,8 +530,11 @@ private final class Instance: Sendable {
             guard let job else { return }
             let walk = Self.watchTree(job.path, fd: fd, limit: maxWatches)
             let found = walk.directories
-            state.withLock { s in
+            let tell = state.withLock { s -> (@Sendable () -> Void)? in
+                let named = (s.changes.count, s.changesLost)
+                defer { if s.overLimit { s.changesLost = true } }
                 if job.wholeTree {
+                    if s.rootMissing && walk.rootWatched { s.changesLost = true }   // a root again: all of it is new
                     // Watches from before the walk that it did not find again are of
                     // directories that left the tree (an old root, a tree moved out): dropped.
                     for (wd, _) in s.directories where job.before.contains(wd) && found[wd] == nil {
@@ -411,12 +543,17 @@ private final class Instance: Sendable {
                     }
                     s.rewalks += 1
                     s.rootMissing = !walk.rootWatched
-                    s.failed = !walk.complete
+                    s.unwatched = walk.failures
                     s.lastWalkEnded = DispatchTime.now().uptimeNanoseconds
                 } else {
-                    if !walk.complete { s.failed = true }
-                    // Gone (or renamed) before it was walked: whatever became of it, the whole tree.
-                    if !walk.rootWatched { s.wholeTreePending = true }
+                    // Files made in it before its watch was in place: the listing looks again.
+                    if s.changeHandler != nil { s.changes.append(job.path) }
+                    // What this walk tried again under its path is known anew.
+                    s.unwatched = s.unwatched.filter { !Self.isAtOrUnder($0.key, job.path) }
+                    s.unwatched.merge(walk.failures) { $1 }
+                    // Gone (or renamed) before it was walked: whatever became of it, the whole
+                    // tree. (One that is there but could not be watched is in `unwatched`.)
+                    if !walk.rootWatched && walk.failures[job.path] == nil { s.wholeTreePending = true }
                 }
                 s.directories.merge(found.filter { !s.ignoredDuringWalk.contains($0.key) }) { $1 }
                 s.ignoredDuringWalk = []
@@ -424,31 +561,40 @@ private final class Instance: Sendable {
                     for wd in found.keys { s.directories[wd] = s.directories[wd] ?? [] }   // given back too
                     Self.giveUp(&s, fd: fd)
                 }
+                let changed = s.changes.count != named.0 || s.changesLost != named.1 || s.overLimit
+                return changed ? s.changeHandler : nil
             }
+            tell?()
         }
+    }
+
+    /// Whether `path` is `directory` or lies under it.
+    static func isAtOrUnder(_ path: [UInt8], _ directory: [UInt8]) -> Bool {
+        path.starts(with: directory) && (path.count == directory.count || path[directory.count] == UInt8(ascii: "/"))
     }
 
     /// Watches `path` and every directory below it with `fd`, and returns them by watch
     /// descriptor, stopping (`overLimit`) rather than watch more than `limit`. Symlinks are not followed: a link to a directory inside the root reaches one that
     /// is watched anyway, and one outside is never served. A directory is watched before it is
-    /// listed, so one created in it meanwhile is reported. `complete` is false when a directory
-    /// could not be watched for a reason other than having gone (or become something else)
-    /// meanwhile, which is itself an event, or a path too long to be requested;
-    /// `rootWatched`, whether `path` itself is now watched.
+    /// listed, so one created in it meanwhile is reported. `failures`: the directories that
+    /// could not be watched or listed, with `errno` (`inotify_add_watch` or `opendir`), for
+    /// any reason but having gone (or become something else) meanwhile, which is itself an
+    /// event, or a path too long to be requested; `rootWatched`, whether `path` itself is now
+    /// watched.
     static func watchTree(_ path: [UInt8], fd: Int32, limit: Int)
-        -> (directories: [Int32: [UInt8]], complete: Bool, rootWatched: Bool, overLimit: Bool) {
+        -> (directories: [Int32: [UInt8]], failures: [[UInt8]: Int32], rootWatched: Bool, overLimit: Bool) {
         var directories: [Int32: [UInt8]] = [:]
         var pending = [path]
-        var complete = true
+        var failures: [[UInt8]: Int32] = [:]
         var rootWatched = false
         while let directory = pending.popLast() {
-            if directories.count >= limit { return (directories, complete, rootWatched, true) }
+            if directories.count >= limit { return (directories, failures, rootWatched, true) }
             let cPath = directory + [0]
             let wd = cPath.withUnsafeBufferPointer { p in
                 clinux_inotify_watch_directory(fd, UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }
             if wd < 0 {
-                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
+                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { failures[directory] = errno }
                 continue
             }
             directories[wd] = directory
@@ -457,7 +603,7 @@ private final class Instance: Sendable {
                 opendir(UnsafeRawPointer(p.baseAddress!).assumingMemoryBound(to: CChar.self))
             }
             guard let listing else {
-                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { complete = false }
+                if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG { failures[directory] = errno }
                 continue
             }
             while let entry = readdir(listing) {
@@ -475,6 +621,6 @@ private final class Instance: Sendable {
             }
             closedir(listing)
         }
-        return (directories, complete, rootWatched, false)
+        return (directories, failures, rootWatched, false)
     }
 }

@@ -18,7 +18,8 @@ public struct SourceInfo: Sendable, Equatable {
     public var pages: Int
     /// Whether libvips loads an alpha band (GIFs always do).
     public var hasAlpha: Bool
-    /// The libvips loader, e.g. `"jpegload"`.
+    /// The libvips loader, e.g. `"jpegload"`; `"magickload"` for BMP, ICO and TGA, which are
+    /// read through ImageMagick (README "Formats").
     public var loader: String
     /// EXIF DateTimeOriginal, raw text `"YYYY:MM:DD HH:MM:SS"`, when present and not blank
     /// (some cameras write spaces and colons only).

@@ -6,8 +6,9 @@ import Glibc
 /// libvips process set-up.
 ///
 /// Idempotent and thread-safe: the first call runs `vips_init`, turns libvips' operation cache
-/// off with `vips_cache_set_max(0)` (the server has its own memory and disk caches) and sets
-/// `vips_concurrency_set(concurrency)`; later calls return at once and do not change the
+/// off with `vips_cache_set_max(0)` (the server has its own memory and disk caches), blocks every
+/// loader but those of the formats thumbd reads (`vips_operation_block_set`, README "Formats")
+/// and sets `vips_concurrency_set(concurrency)`; later calls return at once and do not change the
 /// concurrency. `Renderer` calls it itself with the default, so call it first to choose.
 public enum Vips {
     /// Starts libvips once per process.
@@ -20,6 +21,15 @@ public enum Vips {
             throw RenderError(failure)
         }
     }
+
+    /// The revision of the list of formats thumbd reads (README "Formats", kept in the shim's
+    /// `cvips_formats.c` and applied to header reads and renders alike). It changes whenever the
+    /// list does, so that what was decided about a file under another list (listed, or not an
+    /// image) is decided again: `LibraryIndex` reads every header again when its database was
+    /// written under another revision. `1` since the list exists (before it, every loader
+    /// libvips had was read: SVG, PDF, JPEG 2000 ... were listed; BMP, ICO, TGA listed, never
+    /// rendered).
+    public static var formatsRevision: Int { Int(cvips_formats_revision()) }
 
     /// Caps glibc's malloc arenas at `arenas` (M_ARENA_MAX) unless `MALLOC_ARENA_MAX` is set in
     /// the environment. Call at process start, before any thread. libvips' threads otherwise

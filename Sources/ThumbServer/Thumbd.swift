@@ -67,7 +67,6 @@ public final class Thumbd: Sendable {
             Self.warn("cache_dir \(config.cacheDirectory) is not writable by this user: thumbnails are served from what it "
                 + "holds and rendered again after a restart, and disk_cache.write_errors counts each one not kept")
         }
-        index.startWatching(interval: config.indexRescanSeconds)
         // One inotify instance for the whole server (one watch per directory of the user's
         // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP
         // event loop, so that a hit shares no lock with the other loops (see `LibraryWatch`).
@@ -77,18 +76,33 @@ public final class Thumbd: Sendable {
         if config.libraryWatch {
             let userLimit = LibraryWatch.userWatchLimit()
             let maxWatches = userLimit.map { Int(Double($0) * config.libraryWatchMaxShare) } ?? Int.max
-            watches = LibraryWatch.group(root: library.root, count: lanes, maxWatches: maxWatches) ?? watches
+            var setupFailure: LibraryWatch.SetupError?
+            do {
+                watches = try LibraryWatch.makeGroup(root: library.root, count: lanes, maxWatches: maxWatches,
+                                                     retrySeconds: config.indexRescanSeconds)
+            } catch {
+                setupFailure = error
+            }
             let statistics = watches.first??.statistics
-            if let statistics, statistics.overLimit, let userLimit {
+            if let setupFailure {
+                Self.warn("library_watch: no inotify watch of \(library.root) could be set up (\(setupFailure)); memoised "
+                    + "URLs will be resolved again on every request (or set library_watch to false to stat sources instead)")
+            } else if let statistics, statistics.overLimit, let userLimit {
                 Self.warn("library_watch: \(library.root) has more than \(maxWatches) directories, more than "
                     + "library_watch_max_share (\(config.libraryWatchMaxShare)) of fs.inotify.max_user_watches (\(userLimit)) "
                     + "allows; not watching it, so that other programs can still watch theirs: memoised URLs will be resolved "
                     + "again on every request (raise fs.inotify.max_user_watches or library_watch_max_share, or set "
                     + "library_watch to false to stat sources instead)")
-            } else if statistics?.active != true {
-                Self.warn("library_watch: inotify cannot watch all of \(library.root) (see fs.inotify.max_user_watches "
-                    + "and max_user_instances); memoised URLs will be resolved again on every request")
+            } else if statistics?.active != true, let unwatched = watches.first??.unwatchedDirectories, !unwatched.isEmpty {
+                Self.warn(Self.unwatchedWarning(unwatched, root: library.root, retrySeconds: config.indexRescanSeconds))
             }
+        }
+        // The listing follows the watch's events (a whole rescan only when it loses track, while it
+        // cannot see everything, and at the safety sweep); without a watch it polls.
+        if let feed = watches.first ?? nil {
+            index.follow(feed, pollSeconds: config.indexRescanSeconds, sweepSeconds: config.indexSweepSeconds)
+        } else {
+            index.startWatching(interval: config.indexRescanSeconds)
         }
         let service = ThumbService(configuration: config.service, library: library, pipeline: pipeline, index: index,
                                    watches: watches)
@@ -106,6 +120,18 @@ public final class Thumbd: Sendable {
         self.service = service
         self.server = server
         self.accessLog = accessLog
+    }
+
+    /// The start-up warning for directories the watch could not watch, each with its real
+    /// cause (`LibraryWatch.cause(of:)`: EACCES is the directory's permissions, ENOSPC the
+    /// inotify limit): the first three named, the rest counted.
+    static func unwatchedWarning(_ unwatched: [LibraryWatch.UnwatchedDirectory], root: String, retrySeconds: Double) -> String {
+        let named = unwatched.prefix(3).map { "\($0.path): \(LibraryWatch.cause(of: $0.error))" }.joined(separator: "; ")
+        let more = unwatched.count > 3 ? "; and \(unwatched.count - 3) more" : ""
+        let count = unwatched.count == 1 ? "1 directory" : "\(unwatched.count) directories"
+        return "library_watch: inotify cannot watch \(count) of \(root) (\(named)\(more)); memoised URLs will be "
+            + "resolved again on every request until it can, and each is tried again when its permissions change "
+            + "and every \(String(format: "%g", retrySeconds)) s (index_rescan_seconds)"
     }
 
     /// One line on stderr, `thumbd: ` first.

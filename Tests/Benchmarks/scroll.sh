@@ -18,8 +18,10 @@
 # library at a slow speed is all ready; on a warm cache the median blank time is within 50 ms;
 # cancels really close connections, as the server counts them; prefetch jobs are started,
 # stopped and answered as API.md says) and exits non-zero when a check fails (~1 minute).
-# Usage: Tests/Benchmarks/scroll.sh [--quick] [--self-test] [--photos N] [--binary PATH]
+# Usage: Tests/Benchmarks/scroll.sh [--quick] [--self-test] [--photos N] [--binary PATH] [--against OLD]
 #   (default binary .build/release/thumbd, built as common.sh builds it; --binary is used as is)
+#   --against OLD: an A/B in one run: every run is made with OLD, then at once with the binary,
+#   labelled "A:" and "B:" (the calibration is the binary's), so a noisy machine slows both alike
 # Needs ../shared/corpus (or THUMBD_CORPUS) and /usr/bin/python3; loads 127.0.0.1 only, ports
 # 18150-18199 (PORT=first to change the first). Takes ~4-6 minutes, --quick ~1 minute.
 set -euo pipefail
@@ -27,13 +29,14 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 CORPUS="${THUMBD_CORPUS:-$ROOT/../shared/corpus}"
 PY=/usr/bin/python3
-QUICK=0; SELFTEST=0; PHOTOS=""; BINARY=""
+QUICK=0; SELFTEST=0; PHOTOS=""; BINARY=""; AGAINST=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --self-test) SELFTEST=1 ;;
     --photos) PHOTOS="${2:?--photos N}"; shift ;;
     --binary) BINARY="${2:?--binary PATH}"; shift ;;
+    --against) AGAINST="${2:?--against OLD}"; shift ;;
     -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -47,6 +50,11 @@ if [ -z "$BINARY" ]; then
 fi
 [ -x "$BINARY" ] || { echo "no thumbd binary at $BINARY" >&2; exit 2; }
 BINARY="$(cd "$(dirname "$BINARY")" && pwd)/$(basename "$BINARY")"
+if [ -n "$AGAINST" ]; then
+  [ -x "$AGAINST" ] || { echo "no thumbd binary at $AGAINST" >&2; exit 2; }
+  AGAINST="$(cd "$(dirname "$AGAINST")" && pwd)/$(basename "$AGAINST")"
+fi
+SERVER_BINARY="$BINARY"
 if [ "$QUICK" = 1 ]; then
   PHOTOS=${PHOTOS:-240}; DURATION=5; SWITCH_S=2; FINAL_WAIT=3; CAL_GETS=30; SPEEDS=(6)
 else
@@ -95,7 +103,7 @@ start_server() {  # start_server LIBRARY N: sets SERVER_PID, URL; waits for the 
   local port=$NEXT_PORT
   NEXT_PORT=$((NEXT_PORT + 1)); [ "$NEXT_PORT" -le 18199 ] || NEXT_PORT=18150
   # From $WORK: no config/thumbd.json is read, every setting is the built-in default.
-  (cd "$WORK" && exec "$BINARY" --library "$lib" --port "$port" --cache-dir "$WORK/cache-$RUN_NO") \
+  (cd "$WORK" && exec "$SERVER_BINARY" --library "$lib" --port "$port" --cache-dir "$WORK/cache-$RUN_NO") \
     >"$WORK/server-$RUN_NO.log" 2>&1 &
   SERVER_PID=$!
   URL="http://127.0.0.1:$port"
@@ -114,7 +122,13 @@ stop_server() {
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
 }
-run() {  # run LIBRARY N LABEL scroll.py-args...: one run on a fresh server
+run() {  # run LIBRARY N LABEL scroll.py-args...: one run on a fresh server (with --against: two)
+  if [ -n "$AGAINST" ] && [ -z "${IN_AB:-}" ]; then
+    local lib="$1" n="$2" label="$3"; shift 3
+    IN_AB=1 SERVER_BINARY="$AGAINST" run "$lib" "$n" "A: $label" "$@"
+    IN_AB=1 SERVER_BINARY="$BINARY" run "$lib" "$n" "B: $label" "$@"
+    return
+  fi
   local lib="$1" n="$2" label="$3"; shift 3
   start_server "$lib" "$n"
   echo "== $label ($*)" >&2
@@ -152,7 +166,7 @@ fi
 
 LIB="$WORK/library"
 make_library "$LIB" "$PHOTOS"
-echo "library: $PHOTOS photos, hard links of ${#BIG[@]} corpus JPEGs of 8 MP or more; binary $BINARY" >&2
+echo "library: $PHOTOS photos, hard links of ${#BIG[@]} corpus JPEGs of 8 MP or more; binary $BINARY${AGAINST:+ (B) against $AGAINST (A)}" >&2
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 T_START=$(date +%s)
 

@@ -109,6 +109,52 @@ import TestSupport
         #expect(index.unreadable.directories == 0)
     }
 
+    /// An index written under another list of formats (an earlier thumbd read every loader
+    /// libvips had, so an SVG was listed) is read again at its first scan, whatever the files'
+    /// sizes and mtimes: the SVG stops being listed. A file that cannot be read then is tried
+    /// again at the next scan, and only it; once all were read, nothing is read again.
+    @Test func anIndexWrittenUnderAnotherListOfFormatsIsReadAgain() throws {
+        let (dir, library) = try library(["a.jpg"])
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30"/>"#
+        #expect(FileManager.default.createFile(atPath: dir.path + "/drawing.svg", contents: Data(svg.utf8)))
+        let database = dir.path + "-index.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(database + suffix) } }
+        do {   // as the earlier list had it: the drawing is an image, and no revision is stamped
+            let everything: LibraryIndex.Probe = { path in
+                path.description.hasSuffix(".svg")
+                    ? .success(SourceInfo(width: 40, height: 30, orientation: 1, pages: 1, hasAlpha: true, loader: "svgload"))
+                    : LibraryIndex.probeHeader(path)
+            }
+            let index = try LibraryIndex(library: library, databasePath: database, probe: everything)
+            index.rescan()
+            #expect(listed(index) == ["a.jpg", "drawing.svg"])
+        }
+        do {
+            let db = try SQLiteDatabase(path: database)
+            try db.execute("PRAGMA user_version = 0")
+        }
+        do {
+            let failures = Mutex(1)   // a.jpg cannot be read at the first scan (EMFILE, say)
+            let flaky: LibraryIndex.Probe = { path in
+                if path.description.hasSuffix("a.jpg"), failures.withLock({ n in defer { n -= 1 }; return n > 0 }) {
+                    return .failure(RenderError(kind: .internalFailure, message: "cannot open the source: Too many open files"))
+                }
+                return LibraryIndex.probeHeader(path)
+            }
+            let index = try LibraryIndex(library: library, databasePath: database, probe: flaky)
+            #expect(listed(index) == ["a.jpg", "drawing.svg"])   // what was listed, until the scan
+            let first = index.rescan()
+            #expect(first.headerReads == 2)
+            #expect(first.unreadableFiles == 1)
+            #expect(listed(index) == ["a.jpg"])   // the drawing decided again; a.jpg kept as listed
+            #expect(index.rescan().headerReads == 1)   // a.jpg, read this time
+            #expect(index.rescan().headerReads == 0)
+        }
+        let reopened = try LibraryIndex(library: library, databasePath: database)
+        #expect(listed(reopened) == ["a.jpg"])
+        #expect(reopened.rescan().headerReads == 0)   // stamped with the current list
+    }
+
     @Test func userFilesAtSQLitesSideFileNamesAreLeftAlone() throws {
         let (dir, library) = try library(["a.jpg"])
         let database = dir.path + "-index.sqlite"
@@ -135,6 +181,64 @@ import TestSupport
             #expect(!index.persisted, "beside a foreign \(suffix)")
             #expect(index.listing(order: .oldest, offset: 0, limit: 10).total == 1)   // listed, in memory
             #expect(FileManager.default.contents(atPath: database + suffix).map(Array.init) == notes)
+        }
+    }
+
+    /// `update` brings only the paths it is given up to date: files read again when they
+    /// changed, subtrees walked, and what went dropped, with and under it; the rest of the tree
+    /// is not looked at (a change there waits for its own update or a rescan).
+    @Test func anUpdateRereadsOnlyThePathsItIsGiven() throws {
+        let (dir, library) = try library(["a.jpg", "b.jpg", "2024/c.jpg", "2024/deep/d.jpg", "old/e.jpg"])
+        let index = try LibraryIndex(library: library, databasePath: dir.path + "-index.sqlite")
+        defer { unlink(dir.path + "-index.sqlite") }
+        index.rescan()
+        #expect(listed(index) == ["2024/c.jpg", "2024/deep/d.jpg", "a.jpg", "b.jpg", "old/e.jpg"])
+        let reads = index.headerReads
+        let photo = [UInt8](Fixtures.photo("Landscape_6.jpg"))
+        dir.write("new.jpg", photo)              // added
+        dir.write("b.jpg", photo)                // replaced (another size)
+        dir.write("2024/deep/f.jpg", photo)      // added inside a subtree given whole
+        #expect(rename(dir.path + "/old", dir.path + "/renamed") == 0)   // a directory renamed
+        dir.write("untold.jpg", photo)           // not given: not seen
+        #expect(unlink(dir.path + "/a.jpg") == 0)                       // deleted
+        dir.write(".hidden/g.jpg", photo)
+        let summary = index.update(["new.jpg", "b.jpg", "2024", "2024/deep/f.jpg", "old", "renamed", "a.jpg", ".hidden/g.jpg"])
+        #expect(listed(index) == ["2024/c.jpg", "2024/deep/d.jpg", "2024/deep/f.jpg", "b.jpg", "new.jpg", "renamed/e.jpg"])
+        #expect(summary.added == 3)      // new.jpg, 2024/deep/f.jpg, renamed/e.jpg
+        #expect(summary.changed == 1)    // b.jpg
+        #expect(summary.removed == 2)    // a.jpg, old/e.jpg
+        #expect(index.headerReads - reads == 4)   // 2024/c.jpg and d.jpg were walked, not read again
+        #expect(index.listing(order: .newest, offset: 0, limit: 100).items.first { $0.path == "b.jpg" }?.bytes == photo.count)
+        index.rescan()
+        #expect(listed(index).contains("untold.jpg"))
+    }
+
+    @Test func nestedUpdatePathsCollapseIntoTheOutermost() {
+        #expect(LibraryIndex.outermost(["a/b/c.jpg", "a/b", "a/bc.jpg", "x.jpg", "a/b/c.jpg"]) == ["a/b", "a/bc.jpg", "x.jpg"])
+        #expect(LibraryIndex.outermost(["a/b", ""]) == [""])
+    }
+
+    /// A few changes against a large listing are merged into the sorted listings rather than
+    /// sorted anew: the orders come out exactly as a fresh index's.
+    @Test func changesMergedIntoTheListingsGiveTheOrderOfAFreshScan() throws {
+        let photos = ["Landscape_1.jpg", "Landscape_6.jpg", "kodak-dc210-1998-vga.jpg", "galaxy-s-orientation6-gps-vga.jpg"]
+        let dir = TemporaryDirectory()
+        for i in 0..<60 { dir.write("\(i % 7)/p\(i).jpg", [UInt8](Fixtures.photo(photos[i % photos.count]))) }
+        let library = try Library(root: dir.path)
+        let index = try LibraryIndex(library: library, databasePath: ":memory:")
+        index.rescan()
+        for (i, name) in ["0/new-a.jpg", "3/new-b.jpg", "new-c.jpg"].enumerated() {
+            dir.write(name, [UInt8](Fixtures.photo(photos[(i + 1) % photos.count])))
+        }
+        #expect(unlink(dir.path + "/2/p2.jpg") == 0)
+        dir.write("5/p5.jpg", [UInt8](Fixtures.photo("kodak-dc210-1998-vga.jpg")))   // replaced
+        index.update(["0/new-a.jpg", "3/new-b.jpg", "new-c.jpg", "2/p2.jpg", "5/p5.jpg"])
+        let fresh = try LibraryIndex(library: library, databasePath: ":memory:")
+        fresh.rescan()
+        for order in [ListingOrder.newest, .oldest] {
+            let merged = index.listing(order: order, offset: 0, limit: 100).items.map(\.path)
+            #expect(merged.count == 62)
+            #expect(merged == fresh.listing(order: order, offset: 0, limit: 100).items.map(\.path))
         }
     }
 }

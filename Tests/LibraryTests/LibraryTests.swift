@@ -56,6 +56,27 @@ import TestSupport
         #expect(try library.resolve(["alias.jpg"]).identity.size == 3)
     }
 
+    /// The resolved path is judged: a link (of an ordinary name) to a dot-file, or into a
+    /// dot-directory, inside the root leads to nothing servable; a link through a dot-named
+    /// step that resolves to an ordinary file still does.
+    @Test func aSymlinkToADotFileIsNotFollowed() throws {
+        dir.write(".trash/old.jpg", [1, 2])
+        symlink(".hidden.jpg", dir.path + "/peek.jpg")
+        symlink(".trash/old.jpg", dir.path + "/restore.jpg")
+        symlink(".trash", dir.path + "/trash")
+        symlink(".trash/../2024/a.jpg", dir.path + "/roundabout.jpg")
+        let library = try Library(root: dir.path)
+        for segments in [["peek.jpg"], ["restore.jpg"], ["trash", "old.jpg"]] {
+            #expect(throws: LibraryError.notFound, "\(segments)") { try library.resolve(segments) }
+        }
+        guard case .hidden = library.target(of: DiskPath(dir.path + "/trash")) else {
+            Issue.record("a link to a dot-directory must be .hidden")
+            return
+        }
+        #expect(try library.resolve(["roundabout.jpg"]).identity.size == 3)
+        #expect(try library.resolve(["alias.jpg"]).identity.size == 3)
+    }
+
     @Test func aFifoIsRefusedWithoutOpeningIt() throws {
         let library = try Library(root: dir.path)
         #expect(throws: LibraryError.notRegularFile) { try library.resolve(["pipe.jpg"]) }

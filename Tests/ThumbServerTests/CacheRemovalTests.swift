@@ -8,15 +8,6 @@ import TestSupport
 /// rendered after; `/stats` stops counting what is gone; `/healthz` says 503 only while the
 /// cache cannot be made again.
 @Suite(.serialized) struct CacheRemovalTests {
-    /// Waits up to 10 s for `condition`.
-    func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-        for _ in 0..<500 {
-            if try condition() { return true }
-            usleep(20_000)
-        }
-        return try condition()
-    }
-
     @Test func aCacheDirectoryRemovedWhileServingFromDiskIsMadeAgain() throws {
         let parent = TemporaryDirectory("thumbd-removal")
         let cache = parent.path + "/cache"

@@ -103,6 +103,69 @@ import Thumbnails
         try ConfigLoader.validate(tabbed)
     }
 
+    /// The sentence `load` refuses `arguments` and `environment` with (empty when it does not).
+    func refusal(_ arguments: [String], _ environment: [String: String] = [:]) -> String {
+        do {
+            _ = try ConfigLoader.load(arguments: arguments, environment: environment)
+            return ""
+        } catch {
+            return error.description
+        }
+    }
+
+    /// A file of `json`, removed when the test ends (`defer` the returned closure).
+    func configFile(_ json: String) throws -> (path: String, remove: () -> Void) {
+        let path = NSTemporaryDirectory() + "thumbd-config-\(UUID().uuidString).json"
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return (path, { try? FileManager.default.removeItem(atPath: path) })
+    }
+
+    /// A misspelt key inside a grid object, and a per-grid key that is a top-level one, were
+    /// ignored in silence (a per-grid "quality" did nothing); now each stops start-up naming it.
+    @Test func anUnknownKeyInAGridIsRefusedNamingIt() throws {
+        let typo = try configFile(#"{"grids": [{"name": "3", "widht": 393, "width": 393, "height": 393, "fit": "cover"}]}"#)
+        defer { typo.remove() }
+        #expect(refusal(["--config", typo.path, "--library", "/p"])
+                == "unknown key 'widht' in grid '3' of 'grids' in the config file \(typo.path) (did you mean 'width'?); "
+                + "a grid has name, width, height and fit")
+        let quality = try configFile(#"{"grids": [{"name": "1", "width": 1179, "height": 2358, "fit": "contain", "quality": 90}]}"#)
+        defer { quality.remove() }
+        #expect(refusal(["--config", quality.path, "--library", "/p"])
+                == "unknown key 'quality' in grid '1' of 'grids' in the config file \(quality.path): 'quality' is a "
+                + "top-level key, set once for every grid")
+        let unnamed = try configFile(#"{"grids": [{"width": 1, "height": 1, "fit": "cover", "colour": "red"}]}"#)
+        defer { unnamed.remove() }
+        #expect(refusal(["--config", unnamed.path, "--library", "/p"]).hasPrefix("unknown key 'colour' in grid 1 of 'grids'"))
+    }
+
+    /// `THUMBD_QUALTY=40` was ignored in silence; an unknown `THUMBD_*` variable now stops
+    /// start-up, but the two the project's test tools read (`THUMBD_CORPUS`, `THUMBD_TEST_PORTS`)
+    /// are left to them.
+    @Test func anUnknownThumbdVariableIsRefusedButTheTestToolsOwnAreNot() throws {
+        #expect(refusal(["--library", "/p"], ["THUMBD_QUALTY": "40"])
+                == "unknown environment variable THUMBD_QUALTY (did you mean THUMBD_QUALITY?): thumbd reads "
+                + "THUMBD_<KEY> for the keys that --help lists, so unset or rename it")
+        #expect(refusal(["--library", "/p"], ["THUMBD_": "1"]).hasPrefix("unknown environment variable THUMBD_:"))
+        let config = try load(["--library", "/p"], ["THUMBD_CORPUS": "/corpus", "THUMBD_TEST_PORTS": "18200-18299",
+                                                    "THUMBD_QUALITY": "40", "HOME": "/root", "thumbd_qualty": "1"])
+        #expect(config.quality == 40)
+    }
+
+    /// Unknown keys and flags name the nearest known one when it is close.
+    @Test func unknownNamesSuggestTheClosestKnownOne() throws {
+        let file = try configFile(#"{"qualty": 40}"#)
+        defer { file.remove() }
+        #expect(refusal(["--config", file.path, "--library", "/p"])
+                == "unknown key 'qualty' in the config file \(file.path) (did you mean 'quality'?)")
+        #expect(refusal(["--library", "/p", "--cache-dri", "/c"]) == "unknown option --cache-dri (did you mean --cache-dir?); see --help")
+        #expect(refusal(["--library", "/p", "--nope", "1"]) == "unknown option --nope; see --help")
+        #expect(ConfigLoader.editDistance(Array("widht"), Array("width")) == 1)   // a swap is one edit
+        #expect(ConfigLoader.editDistance(Array("quality"), Array("qualty")) == 1)
+        #expect(ConfigLoader.editDistance(Array("port"), Array("host")) == 2)
+        #expect(ConfigLoader.closest(to: "pot", among: ["port", "host"]) == "port")
+        #expect(ConfigLoader.closest(to: "fit", among: ["name", "width"]) == nil)
+    }
+
     @Test func booleanFlagsTakeEveryUsualSpelling() throws {
         #expect(try load(["--library", "/p", "--webp", "false"]).webp == false)
         #expect(try load(["--library", "/p", "--no-webp"]).webp == false)

@@ -62,6 +62,34 @@ struct CorpusSweepTests {
         }
     }
 
+    /// What is listed renders, and what is not listed answers 415 (README "Formats"), over every
+    /// folder of the corpus. The exceptions are the documented ones, in `broken/`: a file whose
+    /// header reads but whose data does not decode is listed and answers 415, or 422 over the
+    /// pixel limit (the bombs). Everything else is listed but `jpeg-lossless-sof3.jpg`, whose
+    /// header libjpeg-turbo 2.1 already refuses.
+    @Test(arguments: ["photos", "formats", "names", "broken"])
+    func theListingAndTheRendersAgreeOnEveryFile(folder: String) throws {
+        let server = try ServerHarness(library: corpus + "/" + folder) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        let items = try server.get("/assets?limit=10000").json["items"] as? [[String: Any]] ?? []
+        let listed = Set(items.compactMap { $0["url"] as? String })
+        for name in Paths.files(in: corpus + "/" + folder) {
+            let url = encodePath(name)
+            let response = try server.get("/thumbnails/3/\(url)")
+            if !listed.contains(url) {
+                #expect(response.status == 415, "\(folder)/\(name) is not listed but answers \(response.status)")
+            } else if folder == "broken" {
+                #expect([200, 415, 422].contains(response.status), "\(folder)/\(name): \(response.status)")
+            } else {
+                #expect(response.status == 200, "\(folder)/\(name) is listed but answers \(response.status) \(response.text)")
+            }
+        }
+        if folder != "broken" {
+            let unlisted = Paths.files(in: corpus + "/" + folder).filter { !listed.contains(encodePath($0)) }
+            #expect(unlisted == (folder == "formats" ? ["jpeg-lossless-sof3.jpg"] : []), "\(folder)")
+        }
+    }
+
     @Test func brokenSourcesGet415Or422AndTheServerKeepsServing() throws {
         let server = try ServerHarness(library: corpus + "/broken")
         for name in Paths.files(in: corpus + "/broken") {

@@ -1,6 +1,7 @@
 import Foundation
 import Library
 import Testing
+import TestSupport
 @testable import ThumbServer
 
 /// Keyset cursors of `/assets` and range prefetches, and the listing generation (docs/API.md,
@@ -124,6 +125,22 @@ import Testing
         #expect(try generation() == before + 3)
         server.thumbd.service.index.rescan()
         #expect(try generation() == before + 3)
+    }
+
+    /// The listing that follows the library watch (rescans an hour apart) counts its
+    /// generations as a rescan does, and a cursor continues across the watch's updates.
+    @Test func theWatchDrivenListingChangesTheGenerationAndKeepsCursors() throws {
+        let library = try LinksLibrary(count: 4)
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        let first = try server.get("/assets?limit=2")
+        let before = try #require(first.json["generation"] as? Int)
+        let next = try #require(first.json["next"] as? String)
+        #expect(link(library.root + "/link-0000.jpg", library.root + "/a-top.jpg") == 0)
+        #expect(try eventually { try server.get("/assets?limit=0").json["generation"] as? Int == before + 1 })
+        #expect(items(try server.get("/assets?limit=0")).isEmpty)
+        #expect(try server.get("/assets").json["total"] as? Int == 5)
+        #expect(items(try server.get("/assets?after=\(next)")) == ["link-0002.jpg", "link-0003.jpg"])
     }
 
     @Test func aRangePrefetchAfterACursorWarmsTheItemsThatFollowIt() throws {

@@ -64,6 +64,10 @@ import Testing
         let badEnv = try run(["--library", Paths.fixturePhotos], environment: ["THUMBD_QUALITY": "high"])
         #expect(badEnv.status == 2)
         #expect(badEnv.error.contains("THUMBD_QUALITY"))
+        let typoEnv = try run(["--library", Paths.fixturePhotos], environment: ["THUMBD_QUALTY": "40"])
+        #expect(typoEnv.status == 2)
+        #expect(typoEnv.error.contains("THUMBD_QUALTY"))
+        #expect(typoEnv.error.split(separator: "\n").count == 1)
         let config = NSTemporaryDirectory() + "thumbd-bad-\(UUID().uuidString).json"
         try Data(#"{"port": 8080, "colour": "blue"}"#.utf8).write(to: URL(fileURLWithPath: config))
         defer { try? FileManager.default.removeItem(atPath: config) }
@@ -122,8 +126,10 @@ import Testing
     }
 
     /// Starts thumbd on port 0 (optionally through `wrapper`, e.g. `setpriv …`, `prlimit …`) and
-    /// reads the bound port from its first line: "... on http://127.0.0.1:PORT/ ...".
-    func launch(_ wrapper: [String] = [], library: String, cache: String, extra: [String] = []) throws -> Launched {
+    /// reads the bound port from its first line: "... on http://127.0.0.1:PORT/ ...". Its stderr
+    /// goes to `standardError` (nowhere by default).
+    func launch(_ wrapper: [String] = [], library: String, cache: String, extra: [String] = [],
+                standardError: FileHandle = .nullDevice) throws -> Launched {
         let process = Process()
         let arguments = ["--library", library, "--port", "0", "--cache-dir", cache] + extra
         // Foundation's Process lets the child inherit every descriptor the test process has open
@@ -135,7 +141,7 @@ import Testing
         process.currentDirectoryURL = URL(fileURLWithPath: NSTemporaryDirectory())
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        process.standardError = standardError
         try process.run()
         var line = ""
         while !line.contains("\n") {

@@ -71,6 +71,32 @@ import Thumbnails
         #expect(try server.get("/thumbnails/5/deep/er/nested.jpg").status == 200)  // and the next request is served
     }
 
+    /// Dot-files are judged by the path a symlink resolves to, not by the link's own name: a
+    /// link to a dot-file or into a dot-directory inside the library is neither served nor
+    /// listed, while a link to an ordinary file still is (both were served and listed before).
+    @Test func aSymlinkToADotFileIsNeitherServedNorListed() throws {
+        let root = NSTemporaryDirectory() + "thumbd-dotlinks-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: root + "/.trash", withIntermediateDirectories: true)
+        let photo = Paths.fixturePhotos + "/kodak-dc210-1998-vga.jpg"
+        for name in ["photo.jpg", ".hidden.jpg", ".trash/old.jpg"] { try fm.copyItem(atPath: photo, toPath: root + "/" + name) }
+        for (link, target) in [("peek.jpg", ".hidden.jpg"), ("restore.jpg", ".trash/old.jpg"), ("trash", ".trash"),
+                               ("alias.jpg", "photo.jpg")] {
+            try fm.createSymbolicLink(atPath: root + "/" + link, withDestinationPath: target)
+        }
+        let server = try ServerHarness(library: root) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        for target in ["peek.jpg", "restore.jpg", "trash/old.jpg"] {
+            let response = try server.get("/thumbnails/3/" + target)
+            #expect(response.status == 404, "\(target)")
+            #expect(response.json["error"] as? String == "not_found", "\(target)")
+        }
+        #expect(try server.get("/thumbnails/3/alias.jpg").status == 200)
+        let items = try server.get("/assets?sort=oldest").json["items"] as? [[String: Any]] ?? []
+        #expect(items.compactMap { $0["path"] as? String }.sorted() == ["alias.jpg", "photo.jpg"])
+    }
+
     @Test(arguments: ["/thumbnails/3/bad%zzescape.jpg", "/thumbnails/3/trailing%2", "/thumbnails/3/%ff%fe.jpg",
                       "/thumbnails/3/nul%00.jpg"])
     func malformedPathsAre400(target: String) throws {

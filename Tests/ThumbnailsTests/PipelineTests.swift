@@ -81,15 +81,6 @@ import TestSupport
         var now: Result<ThumbnailResult, ThumbnailError>? { outcome.withLock { $0 } }
     }
 
-    /// Waits up to 10 s for `condition`.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<1000 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func concurrentRequestsForOneKeyShareOneRender() throws {
         let rig = try Rig()
         let answers = (0..<3).map { _ in rig.ask("Landscape_1.jpg") }

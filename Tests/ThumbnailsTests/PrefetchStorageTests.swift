@@ -38,15 +38,6 @@ import TestSupport
         try FileManager.default.removeItem(atPath: rig.cache.path)
     }
 
-    /// Waits up to 10 s for `condition`.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<1000 {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func aPrefetchRenderThatNoTierKeepsIsNotStoredAndSaysWhy() throws {
         let rig = try Rig()
         rig.renderer.open()

@@ -56,10 +56,11 @@ int clinux_sealed_memfd(const char *name, const void *bytes, size_t length);
 // MARK: inotify(7), for LibraryWatch
 
 /// Event bits as inotify(7) names them: the event is about a directory, the queue overflowed
-/// (events were lost), the watch was removed, the watched directory itself was moved.
+/// (events were lost), the watch was removed, the watched directory itself was moved, an
+/// entry's metadata (mode, owner, times) changed.
 extern const uint32_t clinux_inotify_isdir, clinux_inotify_overflow, clinux_inotify_ignored,
                       clinux_inotify_create, clinux_inotify_moved_from, clinux_inotify_moved_to,
-                      clinux_inotify_move_self, clinux_inotify_delete_self;
+                      clinux_inotify_move_self, clinux_inotify_delete_self, clinux_inotify_attrib;
 
 /// A non-blocking, close-on-exec inotify instance: the descriptor, or -1 with errno set.
 int clinux_inotify(void);

@@ -77,9 +77,15 @@ typedef struct {
 } cvips_thumbnail;
 
 /* Starts libvips once per process: vips_init, operation cache off (the server has its own
- * caches), `concurrency` worker threads per pipeline. Later calls only set the concurrency.
+ * caches), every loader blocked but those of the formats thumbd reads (cvips_formats.c),
+ * `concurrency` worker threads per pipeline. Later calls only set the concurrency.
  * Returns 0, or -1 with `failure` filled. */
 int cvips_start(int concurrency, cvips_failure *failure);
+
+/* The revision of the list of formats thumbd reads (cvips_formats.c, README "Formats"): it
+ * changes whenever the list does, so that what an earlier list decided about a file (listed, or
+ * not an image) is read again. */
+int cvips_formats_revision(void);
 
 /* glibc's M_ARENA_MAX (mallopt): call before threads start. Returns 1 on success. */
 int cvips_limit_malloc_arenas(int arenas);
@@ -97,11 +103,14 @@ int cvips_source_open(const char *path, cvips_failure *failure);
  * must read back `path` exactly. */
 int cvips_source_open_resolved(const char *path, cvips_failure *failure);
 
-/* Reads the header of the file open on `fd` (sequential access: no pixels decoded).
- * Returns 0, or -1 with `failure` filled. */
+/* Reads the header of the file open on `fd` (sequential access: no pixels decoded; ImageMagick's
+ * formats are read whole). A format thumbd does not read (cvips_formats.c) fails with
+ * CVIPS_UNSUPPORTED, as a render of it does. Returns 0, or -1 with `failure` filled. */
 int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
 
-/* Renders the file open on `fd`: vips_thumbnail_source with shrink-on-load, orientation applied,
+/* Renders the file open on `fd`, read as cvips_header_read reads it (cvips_formats.c):
+ * vips_thumbnail_source with shrink-on-load (vips_thumbnail_image after ImageMagick's loader for
+ * BMP, ICO and TGA), orientation applied,
  * sRGB 8-bit, exact size, alpha flattened on white for JPEG, metadata stripped, encoded.
  * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
 int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,

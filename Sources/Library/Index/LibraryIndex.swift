@@ -53,6 +53,12 @@ public final class LibraryIndex: Sendable {
         /// Files and directories already reported on stderr as unreadable: said once each,
         /// again only after they were read in between.
         var reported: Set<DiskPath> = []
+        /// Files decided under another list of formats (`Vips.formatsRevision`: the database
+        /// was written by a thumbd with another list): each is read again at the next scan,
+        /// whatever its size and mtime, and leaves this set once it has been read (or is gone);
+        /// when it is empty, the database is stamped with the current revision. A file that
+        /// cannot be read now stays, and is tried again at each scan, as any unreadable one.
+        var decidedUnderOtherFormats: Set<DiskPath> = []
     }
 
     /// The library whose files this index lists.
@@ -90,6 +96,10 @@ public final class LibraryIndex: Sendable {
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            if try Self.formatsRevision(of: db) != Vips.formatsRevision {
+                loaded.decidedUnderOtherFormats = Set(loaded.records.keys).union(loaded.nonImages.keys)
+                if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
+            }
             persisted = true
         } catch {
             // The index is derived data: a damaged database of thumbd's is removed and rebuilt by
@@ -186,6 +196,20 @@ public final class LibraryIndex: Sendable {
         return db
     }
 
+    /// The `Vips.formatsRevision` the records of `db` were decided under, kept in SQLite's
+    /// `user_version` header field (<https://www.sqlite.org/pragma.html#pragma_user_version>),
+    /// so thumbd's file holds no other table; 0 in a database from before the revision existed.
+    private static func formatsRevision(of db: SQLiteDatabase) throws -> Int {
+        let version = try db.prepare("PRAGMA user_version")
+        version.bind([])
+        return try version.step() ? Int(version.integer(0)) : 0
+    }
+
+    /// Stamps `db` with the current `Vips.formatsRevision`.
+    private static func setFormatsRevision(of db: SQLiteDatabase) throws {
+        try db.execute("PRAGMA user_version = \(Vips.formatsRevision)")
+    }
+
     private static func loadRecords(from db: SQLiteDatabase) throws -> State {
         var loaded = State()
         let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
@@ -268,6 +292,88 @@ public final class LibraryIndex: Sendable {
         }
     }
 
+    /// Brings the records at and under `paths` (relative to the root, as on disk) up to date,
+    /// as `rescan` does for the whole tree: a file is read again when its size or mtime
+    /// changed, a directory's subtree is walked, and what is gone (a file, a directory with all
+    /// under it) is dropped. For the changes the library watch reports
+    /// (`LibraryWatch.takeChanges`); the empty path is the whole tree. A path with a dot-file
+    /// on the way is ignored (nothing under it is listed).
+    @discardableResult
+    public func update(_ paths: [DiskPath]) -> ScanSummary {
+        let scopes = Self.outermost(paths)
+        guard !scopes.isEmpty else { return ScanSummary() }
+        return scanLock.withLock { _ in scanNow(scopes: scopes) }
+    }
+
+    /// `paths` without those inside another of them.
+    static func outermost(_ paths: [DiskPath]) -> Set<DiskPath> {
+        let all = Set(paths)
+        if all.contains(DiskPath(bytes: [])) { return [DiskPath(bytes: [])] }
+        return all.filter { !Self.hasAncestor($0, in: all) }
+    }
+
+    /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`.
+    static func hasAncestor(_ path: DiskPath, in set: Set<DiskPath>) -> Bool {
+        hasAncestor(path, in: Set(set.map(\.bytes)))
+    }
+
+    /// As `hasAncestor(_:in:)` over the paths' bytes: a lookup per `/`, no allocation.
+    static func hasAncestor(_ path: DiskPath, in set: Set<ArraySlice<UInt8>>) -> Bool {
+        let bytes = path.bytes
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            if bytes[i] == UInt8(ascii: "/"), set.contains(bytes[bytes.startIndex..<i]) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Keeps the index current from `feed` (the library watch): rescans now on a background
+    /// queue; then updates the paths the feed reports (`update`), `settleSeconds` after it
+    /// says something changed so that a burst (a `cp -r`) is read in few updates, or rescans the
+    /// whole tree when the feed lost track; rescans the whole tree every `pollSeconds` while
+    /// the feed does not see everything, and every `sweepSeconds` regardless (for what no
+    /// watch sees: see `LibraryWatch`). Stops when the index is released.
+    /// - Parameters:
+    ///   - pollSeconds: the rescan interval while the feed is blind (`index_rescan_seconds`).
+    ///   - sweepSeconds: the safety sweep's interval (`index_sweep_seconds`); 0: none.
+    ///   - settleSeconds: how long changes are gathered before an update (default 50 ms).
+    public func follow(_ feed: LibraryChangeFeed, pollSeconds: Double, sweepSeconds: Double,
+                       settleSeconds: Double = 0.05) {
+        let pending = Mutex(false)
+        feed.onChanges { [weak self] in
+            guard let self, pending.withLock({ was in defer { was = true }; return !was }) else { return }
+            watchQueue.asyncAfter(deadline: .now() + settleSeconds) { [weak self] in
+                pending.withLock { $0 = false }
+                guard let self else { return }
+                if let paths = feed.takeChanges() { update(paths) } else { rescan() }
+            }
+        }
+        watchQueue.async { [weak self] in
+            guard let self else { return }
+            _ = feed.takeChanges()   // what happened before: this scan covers it
+            rescan()
+            tick(feed, pollSeconds: pollSeconds, sweepSeconds: sweepSeconds, lastSweep: DispatchTime.now().uptimeNanoseconds)
+        }
+    }
+
+    /// One round of `follow`'s timer: a rescan when the feed is blind or the sweep is due.
+    private func tick(_ feed: LibraryChangeFeed, pollSeconds: Double, sweepSeconds: Double, lastSweep: UInt64) {
+        let period = max(0.05, pollSeconds)
+        watchQueue.asyncAfter(deadline: .now() + period) { [weak self] in
+            guard let self else { return }
+            var lastSweep = lastSweep
+            let now = DispatchTime.now().uptimeNanoseconds
+            let sweepDue = sweepSeconds > 0 && Double(now &- lastSweep) / 1e9 >= sweepSeconds
+            if !feed.seesEverything || sweepDue {
+                _ = feed.takeChanges()
+                rescan()
+                if sweepDue { lastSweep = now }
+            }
+            tick(feed, pollSeconds: pollSeconds, sweepSeconds: sweepSeconds, lastSweep: lastSweep)
+        }
+    }
+
     /// Rescans now on a background queue, then every `interval` seconds (default 2 s).
     /// Watching stops when the index is released (the timer holds it weakly).
     public func startWatching(interval: Double = 2) {
@@ -278,12 +384,26 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    private func scanNow() -> ScanSummary {
+    /// One scan: of the whole tree, or (`scopes`, none inside another) of those paths only.
+    private func scanNow(scopes: Set<DiskPath>? = nil) -> ScanSummary {
         var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
-        walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
-        let (records, nonImages) = state.withLock { ($0.records, $0.nonImages) }
+        let scopes = scopes.flatMap { $0.contains(DiskPath(bytes: [])) ? nil : $0 }
+        if let scopes {
+            for scope in scopes { collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted) }
+        } else {
+            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted)
+        }
+        let scopeBytes = Set((scopes ?? []).map(\.bytes))
+        let inScope: (DiskPath) -> Bool = { path in
+            scopes == nil || scopeBytes.contains(path.bytes) || Self.hasAncestor(path, in: scopeBytes)
+        }
+        var (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
+        if scopes != nil {
+            records = records.filter { inScope($0.key) }
+            nonImages = nonImages.filter { inScope($0.key) }
+        }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
@@ -292,7 +412,7 @@ public final class LibraryIndex: Sendable {
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
-            if known == file.identity { continue }
+            if known == file.identity && !redecide.contains(path) { continue }
             summary.headerReads += 1
             let record: AssetRecord?
             switch probe(file.absolute) {
@@ -323,9 +443,15 @@ public final class LibraryIndex: Sendable {
         }
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
-               readable: readable, summary: summary)
-        guard !upserts.isEmpty || !removed.isEmpty else { return summary }
-        persist(upserts: upserts, removed: removed)
+               readable: readable, summary: summary, wholeTree: scopes == nil)
+        // Once every file decided under another list was read again (or is gone), the database
+        // says it holds the current list's decisions.
+        let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty
+        if !redecide.isEmpty {
+            state.withLock { $0.decidedUnderOtherFormats.subtract(Set(readable).union(removed)) }
+        }
+        guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
+        persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
             var listingChanged = false
             for (path, identity, record) in upserts {
@@ -340,17 +466,22 @@ public final class LibraryIndex: Sendable {
             }
             if listingChanged { s.generation += 1 }
             s.headerReads += summary.headerReads
-            Self.sort(&s)
+            Self.reorder(&s, changed: Set(upserts.map(\.0)).union(removed))
         }
         return summary
     }
 
     /// Records what the scan could not read, and says each new one once on stderr (paths
     /// relative to the root); forgets those read this time.
-    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary) {
+    /// `wholeTree`: a scan of everything, whose counts replace the last ones (a scan of some
+    /// paths only says what it found there).
+    private func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath], summary: ScanSummary,
+                        wholeTree: Bool) {
         let fresh = state.withLock { s -> [(path: DiskPath, why: String)] in
-            s.unreadableFiles = summary.unreadableFiles
-            s.unreadableDirectories = summary.unreadableDirectories
+            if wholeTree {
+                s.unreadableFiles = summary.unreadableFiles
+                s.unreadableDirectories = summary.unreadableDirectories
+            }
             for path in readable { s.reported.remove(path) }
             return failures.filter { s.reported.insert($0.path).inserted }
         }
@@ -361,10 +492,12 @@ public final class LibraryIndex: Sendable {
         }
     }
 
-    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>) {
+    /// Writes what a scan found; `formatsSettled`: and stamps the current formats revision.
+    private func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>, formatsSettled: Bool) {
         database.withLock { db in
             do {
                 try db.transaction {
+                    if formatsSettled { try Self.setFormatsRevision(of: db) }
                     let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
                     for (path, identity, record) in upserts {
                         try upsert.run([Self.column(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
@@ -414,7 +547,7 @@ public final class LibraryIndex: Sendable {
             if (st.st_mode & S_IFMT) == S_IFLNK {
                 switch library.target(of: absolute) {
                 case .file(_, let target), .directory(_, let target): st = target
-                case .other, .outside, .missing: continue
+                case .other, .outside, .missing, .hidden: continue
                 }
             }
             switch st.st_mode & S_IFMT {
@@ -428,6 +561,68 @@ public final class LibraryIndex: Sendable {
                 continue
             }
         }
+    }
+
+    /// Collects what lies at `scope` (relative to the root) as `walk` would from the root: the
+    /// file, or the directory's subtree, reached through the same symlink rules; nothing when a
+    /// name on the way is a dot-file, or the way is gone or leaves the root.
+    private func collect(_ scope: DiskPath, rootAncestors: [DirectoryIdentity],
+                         into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                         unlisted: inout [(relative: DiskPath, error: Int32)]) {
+        let names = scope.segments.map { Array($0) }
+        guard !names.isEmpty, names.allSatisfy(Library.isServableName) else { return }
+        var ancestors = rootAncestors
+        var absolute = library.rootPath
+        var relative: [UInt8] = []
+        for (i, name) in names.enumerated() {
+            absolute = absolute.appending(name)
+            relative += (relative.isEmpty ? [] : [UInt8(ascii: "/")]) + name
+            var st = stat()
+            guard absolute.withCString({ lstat($0, &st) }) == 0 else { return }
+            if (st.st_mode & S_IFMT) == S_IFLNK {
+                switch library.target(of: absolute) {
+                case .file(_, let target), .directory(_, let target): st = target
+                default: return
+                }
+            }
+            let last = i == names.count - 1
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                let identity = DirectoryIdentity(st)
+                guard !ancestors.contains(identity) else { return }
+                ancestors.append(identity)
+                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted) }
+            case S_IFREG where last:
+                files[DiskPath(bytes: relative)] = (SourceIdentity(st), absolute)
+            default:
+                return
+            }
+        }
+    }
+
+    /// Brings the sorted listings in line with `records` after the records at `changed` were
+    /// set or removed: merged in, in one pass over each listing, when they are few against it
+    /// (an update from the watch, a rescan that found little), sorted anew otherwise.
+    private static func reorder(_ s: inout State, changed: Set<DiskPath>) {
+        guard changed.count * 8 < s.newest.count else { return sort(&s) }
+        let fresh = changed.compactMap { s.records[$0] }
+        s.newest = merge(s.newest.filter { !changed.contains($0.path) }, fresh.sorted(by: AssetRecord.newestFirst),
+                         by: AssetRecord.newestFirst)
+        s.oldest = merge(s.oldest.filter { !changed.contains($0.path) }, fresh.sorted(by: AssetRecord.oldestFirst),
+                         by: AssetRecord.oldestFirst)
+    }
+
+    /// Two lists sorted by `before`, merged into one (stable: `a`'s first on ties).
+    static func merge(_ a: [AssetRecord], _ b: [AssetRecord], by before: (AssetRecord, AssetRecord) -> Bool) -> [AssetRecord] {
+        var merged: [AssetRecord] = []
+        merged.reserveCapacity(a.count + b.count)
+        var i = a.startIndex, j = b.startIndex
+        while i < a.endIndex && j < b.endIndex {
+            if before(b[j], a[i]) { merged.append(b[j]); j += 1 } else { merged.append(a[i]); i += 1 }
+        }
+        merged.append(contentsOf: a[i...])
+        merged.append(contentsOf: b[j...])
+        return merged
     }
 
     private static func sort(_ s: inout State) {

@@ -66,9 +66,15 @@ public struct Config: Sendable, Equatable {
     /// programs of the same user can still watch theirs: thumbd says so at start, and memoised
     /// URLs are resolved again on every request. `0.5` by default.
     public var libraryWatchMaxShare = 0.5
-    /// Seconds between rescans of the library for added, changed and removed files
-    /// (`index_rescan_seconds`). `2` by default.
+    /// Seconds between rescans of the whole library for added, changed and removed files while
+    /// the library watch does not see every change (`library_watch` off, a directory it could not
+    /// watch, over `library_watch_max_share`): `index_rescan_seconds`. With the watch, the
+    /// listing follows its events instead. `2` by default.
     public var indexRescanSeconds = 2.0
+    /// Seconds between safety sweeps, whole rescans made even while the watch sees everything,
+    /// for the changes no inotify watch reports (see `LibraryWatch`): `index_sweep_seconds`;
+    /// `0` for none. `3600` by default.
+    public var indexSweepSeconds = 3600.0
     /// One line per request on stdout (`access_log`). `false` by default.
     public var accessLog = false
     /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). docs/API.md's three by default.

@@ -21,7 +21,8 @@ public enum ConfigLoader {
         case help(String)
     }
 
-    /// - Throws: `ConfigError` for an unreadable or malformed file, an unknown key or flag, or a
+    /// - Throws: `ConfigError` for an unreadable or malformed file, an unknown key (at the top
+    ///   level or in a grid object), flag or `THUMBD_*` variable (`checkEnvironment`), or a
     ///   value of the wrong type or out of range.
     public static func load(arguments: [String], environment: [String: String]) throws(ConfigError) -> Outcome {
         let flags = try parseFlags(arguments)
@@ -32,6 +33,7 @@ public enum ConfigLoader {
         } else if FileManager.default.fileExists(atPath: defaultPath) {
             try apply(file: defaultPath, to: &config)
         }
+        try checkEnvironment(environment)
         for option in ConfigOption.all {
             if let text = environment[option.environmentName], !option.set(&config, text) {
                 throw ConfigError("environment variable \(option.environmentName)=\(text) is not a valid \(describe(option))")
@@ -39,7 +41,10 @@ public enum ConfigLoader {
         }
         for flag in flags where flag.name != "config" {
             guard let option = ConfigOption.all.first(where: { $0.key == flag.name }) else {
-                throw ConfigError("unknown option --\(flag.name.replacingOccurrences(of: "_", with: "-")); see --help")
+                let suggestion = suggestion(for: flag.name, among: ConfigOption.all.map(\.key)) {
+                    "--" + $0.replacingOccurrences(of: "_", with: "-")
+                }
+                throw ConfigError("unknown option --\(flag.name.replacingOccurrences(of: "_", with: "-"))\(suggestion); see --help")
             }
             let text = flag.value ?? (option.kind == .boolean ? "true" : "")
             guard option.set(&config, text) else {
@@ -138,7 +143,8 @@ public enum ConfigLoader {
                 continue
             }
             guard let option = ConfigOption.all.first(where: { $0.key == key }) else {
-                throw ConfigError("unknown key '\(key)' in the config file \(path)")
+                throw ConfigError("unknown key '\(key)' in the config file \(path)"
+                    + suggestion(for: key, among: ConfigOption.all.map(\.key) + ["grids"]))
             }
             let text: String?
             switch option.kind {
@@ -158,7 +164,8 @@ public enum ConfigLoader {
             throw ConfigError("key 'grids' in the config file \(path) must be a non-empty array of {\"name\",\"width\",\"height\",\"fit\"}")
         }
         var specs: [GridSpec] = []
-        for item in list {
+        for (position, item) in list.enumerated() {
+            try checkGridKeys(item, position: position, path: path)
             guard let name = item["name"] as? String, let width = JSONValue.integer(item["width"]),
                   let height = JSONValue.integer(item["height"]),
                   let fit = (item["fit"] as? String).flatMap(Fit.init(rawValue:)) else {
@@ -167,6 +174,24 @@ public enum ConfigLoader {
             specs.append(GridSpec(name: name, width: width, height: height, fit: fit))
         }
         return specs
+    }
+
+    /// The keys of one grid object (`{"name", "width", "height", "fit"}`, README "Configuration").
+    static let gridKeys = ["name", "width", "height", "fit"]
+
+    /// Refuses a key of grid object `item` (at `position` in `grids`) that is not one of
+    /// `gridKeys`: a misspelt `"widht"` would otherwise be ignored (and the grid refused for
+    /// lacking a width, or worse, a default taken), a per-grid `"quality"` ignored in silence.
+    /// - Throws: `ConfigError` naming the key and the grid, with the closest grid key, or
+    ///   saying that a top-level key applies to every grid.
+    private static func checkGridKeys(_ item: [String: Any], position: Int, path: String) throws(ConfigError) {
+        for key in item.keys.sorted() where !gridKeys.contains(key) {
+            let grid = (item["name"] as? String).map { "grid '\($0)'" } ?? "grid \(position + 1)"
+            let why = ConfigOption.all.contains { $0.key == key }
+                ? ": '\(key)' is a top-level key, set once for every grid"
+                : suggestion(for: key, among: gridKeys) + "; a grid has name, width, height and fit"
+            throw ConfigError("unknown key '\(key)' in \(grid) of 'grids' in the config file \(path)\(why)")
+        }
     }
 
     static func validate(_ config: Config) throws(ConfigError) {

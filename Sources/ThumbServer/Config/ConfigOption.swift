@@ -81,7 +81,10 @@ struct ConfigOption: Sendable {
         .boolean("library_watch", \.libraryWatch, "notice library changes through inotify, so hits skip a stat of their source"),
         .number("library_watch_max_share", \.libraryWatchMaxShare,
                 "most of fs.inotify.max_user_watches the library watch may take (one per directory)", range: 0...1),
-        .number("index_rescan_seconds", \.indexRescanSeconds, "seconds between library rescans", range: 0.1...86400),
+        .number("index_rescan_seconds", \.indexRescanSeconds,
+                "seconds between whole library rescans while the watch cannot see every change", range: 0.1...86400),
+        .number("index_sweep_seconds", \.indexSweepSeconds,
+                "seconds between safety sweeps of the whole library while the watch sees every change (0: none)", range: 0...604800),
         .boolean("access_log", \.accessLog, "one line per request on stdout"),
     ]
 }
