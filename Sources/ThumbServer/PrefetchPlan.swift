@@ -4,7 +4,8 @@ import Rendering
 import Thumbnails
 
 /// A validated `POST /prefetch` body (docs/API.md, "Prefetch"):
-/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` or `{"grid": "3", "paths": [...]}`
+/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}`,
+/// `{"grid": "3", "sort": "newest", "after": CURSOR, "count": 40}` or `{"grid": "3", "paths": [...]}`
 /// (asset paths as text) and/or `"urls": [...]` (asset paths percent-encoded, as the listing's
 /// `url` gives them: the form that reaches a name that is not UTF-8), with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
 /// WebP in its `Accept`).
@@ -14,6 +15,9 @@ struct PrefetchPlan {
         case paths([[[UInt8]]])
         /// `start..<end` of the listing in `order` (end clamped later by the listing).
         case range(ListingOrder, start: Int, end: Int)
+        /// `count` items of the listing in `order` from `start`: after a cursor's key (`after`),
+        /// or from the top when the body has no `after` or it is null.
+        case following(ListingOrder, start: ListingStart, count: Int)
     }
 
     /// Most paths one body may name.
@@ -24,7 +28,9 @@ struct PrefetchPlan {
     let items: Items
 
     /// - Throws: `APIError` 400 for a body that is not a JSON object, an unknown grid or format,
-    ///   a bad range (`start > end`, negative, not whole numbers), or a path that leaves the library.
+    ///   a bad range (`start > end`, negative, not whole numbers, `start`/`end` beside
+    ///   `after`/`count`), or a path that leaves the library; 400 `bad_cursor` for an `after`
+    ///   that is not a cursor of this server's, or of another sort.
     init(body: [UInt8], grids: [GridSpec], webpEnabled: Bool) throws(APIError) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any] else {
             throw APIError.badRequest("the body must be a JSON object")
@@ -51,8 +57,8 @@ struct PrefetchPlan {
             guard paths.count + urls.count <= Self.maxPaths else {
                 throw APIError.badRequest("paths and urls may name at most \(Self.maxPaths) assets together")
             }
-            guard fields["start"] == nil, fields["end"] == nil else {
-                throw APIError.badRequest("give either paths (or urls) or start/end, not both")
+            guard fields["start"] == nil, fields["end"] == nil, fields["after"] == nil, fields["count"] == nil else {
+                throw APIError.badRequest("give either paths (or urls) or a range (start/end, after/count), not both")
             }
             var list: [[[UInt8]]] = []
             list.reserveCapacity(paths.count + urls.count)
@@ -74,10 +80,25 @@ struct PrefetchPlan {
             }
             throw APIError.badRequest("\(name) must be a whole number ≥ 0")
         }
-        let start = try whole("start"), end = try whole("end")
-        guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
         // A sort that is not a string is refused as an unknown one.
         let order = try ListingOrder(parameter: fields["sort"] == nil ? nil : fields["sort"] as? String ?? "")
+        if fields["after"] != nil || fields["count"] != nil {
+            guard fields["start"] == nil, fields["end"] == nil else {
+                throw APIError.badRequest("give either start/end or after/count, not both")
+            }
+            let count = try whole("count")
+            switch fields["after"] {
+            case nil, is NSNull:
+                items = .following(order, start: .offset(0), count: count)
+            case let token as String:
+                items = .following(order, start: .after(try ListingCursor(token: token, order: order).key), count: count)
+            default:
+                throw APIError.badCursor("after must be a cursor (a string), or null for the top of the listing")
+            }
+            return
+        }
+        let start = try whole("start"), end = try whole("end")
+        guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
         items = .range(order, start: start, end: end)
     }
 

@@ -4,7 +4,9 @@ import Library
 import Rendering
 import Thumbnails
 
-/// `GET /assets?sort=newest|oldest&offset=N&limit=N` (docs/API.md, "Listing"). Each item also
+/// `GET /assets?sort=newest|oldest&offset=N&limit=N` or `…&after=CURSOR&limit=N` (docs/API.md,
+/// "Listing"): offset paging, or keyset paging from the `next` cursor of an earlier page
+/// (`ListingCursor`), which holds while the library changes. Each item also
 /// carries `thumbnails`: per grid name, the thumbnail's versioned URL,
 /// `/thumbnails/{grid}/{encoded path}?v={ThumbnailVersion token}` (README, "Listing").
 extension ThumbService {
@@ -30,14 +32,27 @@ extension ThumbService {
         guard let limit = integer("limit", default: 100, range: 0...Self.maxListingLimit) else {
             return APIError.badRequest("limit must be a whole number from 0 to \(Self.maxListingLimit)").response
         }
+        var start = ListingStart.offset(offset)
+        if let after = Negotiation.queryValue("after", in: query) {
+            guard Negotiation.queryValue("offset", in: query) == nil else {
+                return APIError.badRequest("give either offset or after, not both").response
+            }
+            do {
+                start = .after(try ListingCursor(token: after, order: order).key)
+            } catch {
+                return error.response
+            }
+        }
         guard index.isComplete else { return APIError.indexBuilding.response }
-        let page = index.listing(order: order, offset: offset, limit: limit)
+        let page = index.page(order: order, from: start, limit: limit)
+        let next = page.hasMore ? page.items.last.map { "\"" + ListingCursor(order: order, key: $0.listingKey).token + "\"" } : nil
         // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
         let grids = configuration.grids.map { spec in
             (key: JSON.quote(spec.name), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
              version: ThumbnailVersion(spec: spec, quality: configuration.quality))
         }
-        var body = "{\"total\":\(page.total),\"offset\":\(offset),\"items\":["
+        var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
+            + "\"next\":\(next ?? "null"),\"items\":["
         body.reserveCapacity(64 + page.items.count * (200 + 60 * grids.count))
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }

@@ -53,6 +53,9 @@ extension ThumbService {
             paths = index.listing(order: order, offset: start, limit: end - start).items.map {
                 $0.path.segments.map { Array($0) }
             }
+        case .following(let order, let start, let count):
+            guard index.isComplete else { return APIError.indexBuilding.response }
+            paths = index.page(order: order, from: start, limit: count).items.map { $0.path.segments.map { Array($0) } }
         }
         requests.reserveCapacity(paths.count)
         for segments in paths {

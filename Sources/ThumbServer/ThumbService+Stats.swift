@@ -18,6 +18,8 @@ extension ThumbService {
         var connections: (open: Int, total: Int)
         var prefetch: Prefetcher.Statistics
         var libraryAssets: Int
+        /// The listing's generation (`LibraryIndex.generation`), read with `libraryAssets`.
+        var libraryGeneration: Int
         var headerReads: Int
         /// Files and directories the index's last scan could not read.
         var unreadable: (files: Int, directories: Int)
@@ -34,13 +36,14 @@ extension ThumbService {
     func statsSnapshot() -> StatsSnapshot {
         pipeline.checkDiskCache()
         let pipeline = pipeline.statistics
+        let listing = index.page(order: .newest, from: .offset(0), limit: 0)
         return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
                              inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
                              flights: pipeline.flights,
                              connections: connectionCounts.withLock { $0?() } ?? (0, 0),
                              prefetch: prefetcher.statistics,
-                             libraryAssets: index.listing(order: .newest, offset: 0, limit: 0).total,
+                             libraryAssets: listing.total, libraryGeneration: listing.generation,
                              headerReads: index.headerReads, unreadable: index.unreadable, watch: watchStatistics(),
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount })
@@ -88,7 +91,7 @@ extension ThumbService {
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"not_stored":\(s.prefetch.notStored),"cancelled":\(s.prefetch.cancelled),\
         "late":\(s.prefetch.late),"catching_up":\(s.prefetch.catchingUp)},\
-        "library":{"assets":\(s.libraryAssets),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
+        "library":{"assets":\(s.libraryAssets),"generation":\(s.libraryGeneration),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
         "unreadable_files":\(s.unreadable.files),"unreadable_directories":\(s.unreadable.directories),\
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
         "limit":\(watchLimit),"over_limit":\(s.watch?.overLimit ?? false),\

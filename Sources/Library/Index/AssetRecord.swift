@@ -21,14 +21,16 @@ public struct AssetRecord: Sendable, Equatable {
         CaptureDate(epochMilliseconds: modifiedNanoseconds / 1_000_000)
     }
 
-    /// Listing order: `taken` descending, ties by path ascending (byte order).
+    /// Listing order: `taken` descending as an instant (the offset it was recorded in plays no
+    /// part: 21:30+09:00 and 12:30Z are one instant, a tie), ties by path ascending (byte order).
+    /// A strict weak ordering, as `sort(by:)` needs (`ListingKey.precedes`).
     static func newestFirst(_ a: AssetRecord, _ b: AssetRecord) -> Bool {
-        a.taken != b.taken ? a.taken > b.taken : a.path < b.path
+        a.listingKey.precedes(b.listingKey, in: .newest)
     }
 
-    /// Listing order: `taken` ascending, ties by path ascending (byte order).
+    /// Listing order: `taken` ascending as an instant, ties by path ascending (byte order).
     static func oldestFirst(_ a: AssetRecord, _ b: AssetRecord) -> Bool {
-        a.taken != b.taken ? a.taken < b.taken : a.path < b.path
+        a.listingKey.precedes(b.listingKey, in: .oldest)
     }
 }
 

@@ -1,8 +1,11 @@
 import Foundation
 
 /// A capture or modification time: an instant plus the UTC offset it was recorded in, written as
-/// ISO 8601 with that offset (docs/API.md, "Listing").
-public struct CaptureDate: Sendable, Equatable, Comparable {
+/// ISO 8601 with that offset (docs/API.md, "Listing"). Equal when both the instant and the offset
+/// are; not `Comparable`: the listing orders by the instant alone (`AssetRecord.newestFirst`), so
+/// one instant in two offsets is a tie there while it is two values here, and no one `<` could
+/// agree with both.
+public struct CaptureDate: Sendable, Equatable {
     /// Milliseconds since the Unix epoch (UTC).
     public var epochMilliseconds: Int64
     /// Offset from UTC the time was recorded in, minutes.
@@ -14,9 +17,6 @@ public struct CaptureDate: Sendable, Equatable, Comparable {
         self.epochMilliseconds = epochMilliseconds
         self.offsetMinutes = offsetMinutes
     }
-
-    /// Earlier instant first; the offset a time was recorded in does not order it.
-    public static func < (a: CaptureDate, b: CaptureDate) -> Bool { a.epochMilliseconds < b.epochMilliseconds }
 
     /// From EXIF `DateTimeOriginal` ("YYYY:MM:DD HH:MM:SS") and `OffsetTimeOriginal` ("+09:00");
     /// without an offset the time is read as UTC (docs/API.md). Nil when the text is not a valid date

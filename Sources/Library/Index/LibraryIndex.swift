@@ -44,6 +44,8 @@ public final class LibraryIndex: Sendable {
         var nonImages: [DiskPath: SourceIdentity] = [:]
         var newest: [AssetRecord] = []
         var oldest: [AssetRecord] = []
+        /// The listing's generation (`generation`): one more each time the listed records change.
+        var generation = LibraryIndex.firstGeneration()
         var headerReads = 0
         var completedScans = 0
         /// What the last scan could not read (`ScanSummary`).
@@ -246,6 +248,26 @@ public final class LibraryIndex: Sendable {
             let end = min(all.count, start + max(0, limit))
             return (all.count, Array(all[start..<end]))
         }
+    }
+
+    /// The listing in `order` and its generation, read together (the array is shared, not copied).
+    func snapshot(_ order: ListingOrder) -> (generation: Int, all: [AssetRecord]) {
+        state.withLock { s in (s.generation, order == .newest ? s.newest : s.oldest) }
+    }
+
+    /// The listing's generation (docs/API.md, "Listing"): a number that changes whenever what is
+    /// listed changes (an image added, removed, renamed or replaced, or its header read again
+    /// with another size or time), and not otherwise; compare it for equality only. It starts at
+    /// the time the index was opened, µs since the epoch, and counts up by one per change from
+    /// there, so a restart never gives a number an earlier run gave a different listing.
+    public var generation: Int { state.withLock { $0.generation } }
+
+    /// Where a run's generations start: µs since the epoch (about 1.8e15 in 2026, below 2^53, so
+    /// a JSON client reads it exactly).
+    static func firstGeneration() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return now.tv_sec * 1_000_000 + now.tv_nsec / 1000
     }
 
     /// Headers read since this index was opened.
@@ -462,14 +484,18 @@ public final class LibraryIndex: Sendable {
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
+            var listingChanged = false
             for (path, identity, record) in upserts {
+                if s.records[path] != record { listingChanged = true }
                 s.records[path] = record
                 s.nonImages[path] = record == nil ? identity : nil
             }
             for path in removed {
+                if s.records[path] != nil { listingChanged = true }
                 s.records[path] = nil
                 s.nonImages[path] = nil
             }
+            if listingChanged { s.generation += 1 }
             s.headerReads += summary.headerReads
             Self.reorder(&s, changed: Set(upserts.map(\.0)).union(removed))
         }
