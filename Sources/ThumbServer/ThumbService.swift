@@ -19,6 +19,8 @@ public final class ThumbService: HTTPResponder {
     /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
     /// shared with the other loops on a hit).
     let resolvedKeys: [ResolvedKeyCache]
+    /// Requests answered 503 `out_of_descriptors` (`descriptors.shortages` in `/stats`).
+    let descriptorShortages = Atomic<Int>(0)
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 
@@ -83,6 +85,11 @@ public final class ThumbService: HTTPResponder {
             bytes.count >= prefix.utf8CodeUnitCount
                 && memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
         } ?? false
+    }
+
+    /// Counts a request answered 503 `out_of_descriptors`.
+    func countDescriptorShortage() {
+        descriptorShortages.wrappingAdd(1, ordering: .relaxed)
     }
 
     static func json(status: Int, _ text: String) -> HTTPResponse {

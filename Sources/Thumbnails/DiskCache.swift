@@ -61,6 +61,9 @@ public final class DiskCache: Sendable {
     /// How close the LRU order after a restart follows the reads before it, ns: a hit stamps the
     /// entry's mtime only when the mtime is at least this old. `1 s` by default.
     public let recencyResolutionNanoseconds: Int64
+    /// Entries `openWithoutWaiting` keeps open at most (one descriptor each); 0 keeps none.
+    /// `256` by default.
+    public let openEntryLimit: Int
     private let entriesDirectory: String
     private let temporaryDirectory: String
     let index: Mutex<Index>
@@ -71,11 +74,14 @@ public final class DiskCache: Sendable {
 
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
-    /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime.
+    /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime;
+    /// `openEntryLimit` (default 256) how many checked entries are kept open (descriptors).
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
-    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1) throws {
+    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1,
+                openEntryLimit: Int = 256) throws {
         self.directory = directory
+        self.openEntryLimit = max(0, openEntryLimit)
         self.limitBytes = max(0, limitBytes)
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         entriesDirectory = directory + "/entries"
@@ -169,6 +175,15 @@ public final class DiskCache: Sendable {
         guard known else { return .miss }
         let path = path(for: key.digest)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
+        if fd < 0 && (errno == EMFILE || errno == ENFILE) {
+            // No descriptor free: nothing is known about the file, which stays indexed (a
+            // blocking read renders instead, and that render meets the same shortage or not).
+            index.withLock { state in
+                state.lru.hits -= 1
+                if countingMisses && waiting { state.lru.misses += 1 }
+            }
+            return waiting ? .miss : .wouldBlock
+        }
         var thumbnail: Thumbnail?
         if fd >= 0 {
             guard let found = Self.readEntry(fd, key: key.canonical, waiting: waiting,

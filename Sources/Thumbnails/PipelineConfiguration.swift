@@ -22,6 +22,10 @@ public struct PipelineConfiguration: Sendable {
     /// descriptor each, sent with `sendfile`); the rest keep arrays. `0` (none) by default;
     /// thumbd sets it from the descriptor limit.
     public var memoryFileBudget: Int = 0
+    /// Disk entries kept open for `sendfile` while the memory tier is off (one descriptor each;
+    /// `DiskCache.openWithoutWaiting`); 0 keeps none (each hit opens and checks its file).
+    /// `256` by default; thumbd sets it from the descriptor limit.
+    public var openDiskEntryLimit: Int = 256
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

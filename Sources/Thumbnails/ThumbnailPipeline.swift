@@ -73,7 +73,8 @@ public final class ThumbnailPipeline: Sendable {
         self.configuration = configuration
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
-        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes)
+        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
+                             openEntryLimit: configuration.openDiskEntryLimit)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
                                     backgroundConcurrency: configuration.prefetchWorkers)
     }

@@ -90,6 +90,7 @@ import Thumbnails
                       (.render(RenderError(kind: .internalFailure, message: "")), 500, "internal_error"),
                       (.render(RenderError(kind: .sourceUnreadable, message: "")), 403, "forbidden"),
                       (.render(RenderError(kind: .sourceChanged, message: "")), 503, "source_changed"),
+                      (.render(RenderError(kind: .outOfDescriptors, message: "")), 503, "out_of_descriptors"),
                       (.overloaded, 503, "overloaded"), (.deadlineExceeded, 503, "render_timeout")])
     func everyPipelineErrorHasOneStatus(error: ThumbnailError, status: Int, code: String) {
         let api = ThumbService.apiError(for: error)
