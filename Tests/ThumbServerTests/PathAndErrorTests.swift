@@ -104,7 +104,7 @@ import Thumbnails
                                  ("PUT", "/stats"), ("POST", "/healthz")] {
             let response = try server.get(target, method: method)
             #expect(response.status == 405, "\(method) \(target)")
-            #expect(response.header("Allow") == "GET, HEAD")
+            #expect(response.header("Allow") == "GET, HEAD, OPTIONS")
             #expect(response.json["error"] as? String == "method_not_allowed")
         }
     }

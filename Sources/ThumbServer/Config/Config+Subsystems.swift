@@ -31,6 +31,7 @@ extension Config {
         service.quality = quality
         service.adminToken = adminToken
         service.descriptors = descriptors
+        service.cors = CORSPolicy(origins: corsOrigins)
         return service
     }
 

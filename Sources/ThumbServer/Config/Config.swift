@@ -29,6 +29,11 @@ public struct Config: Sendable, Equatable {
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
+    /// Origins whose pages may read the public routes cross-origin (`cors_origins`; see
+    /// `CORSPolicy`): empty is off, `["*"]` any origin, else exact origins as browsers send them
+    /// (`https://photos.example.com`). A list in the config file; comma-separated in
+    /// `THUMBD_CORS_ORIGINS` and `--cors-origins`. Empty (off) by default.
+    public var corsOrigins: [String] = []
     /// JPEG/WebP quality 1...100 (`quality`). `80` by default.
     public var quality = 80
     /// WebP for clients whose `Accept` names it (`webp`). `true` by default.
