@@ -54,6 +54,7 @@ import Thumbnails
         config.port = 12
         config.maxConnections = 13
         config.headerTimeoutSeconds = 14
+        config.bodyTimeoutSeconds = 19
         config.idleTimeoutSeconds = 15
         config.maxHeaderBytes = 16
         config.maxBodyBytes = 17
@@ -71,7 +72,7 @@ import Thumbnails
         #expect(service.quality == 11 && service.adminToken == "t")
         let http = config.http(eventLoops: 18, descriptors: descriptors)
         #expect(http.eventLoopCount == 18 && http.host == "::1" && http.port == 12 && http.maxConnections == 13)
-        #expect(http.headerTimeout == 14 && http.idleTimeout == 15)
+        #expect(http.headerTimeout == 14 && http.bodyTimeout == 19 && http.idleTimeout == 15)
         #expect(http.maxHeaderBytes == 16 && http.maxRequestLineBytes == 16 && http.maxBodyBytes == 17)
     }
 

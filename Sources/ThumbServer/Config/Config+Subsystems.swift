@@ -45,6 +45,7 @@ extension Config {
         http.port = UInt16(port)
         http.maxConnections = descriptors.connections
         http.headerTimeout = headerTimeoutSeconds
+        http.bodyTimeout = bodyTimeoutSeconds
         http.idleTimeout = idleTimeoutSeconds
         http.maxHeaderBytes = maxHeaderBytes
         http.maxRequestLineBytes = maxHeaderBytes

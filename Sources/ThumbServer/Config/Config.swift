@@ -52,6 +52,10 @@ public struct Config: Sendable, Equatable {
     public var maxConnections = 4096
     /// Seconds to receive a request's head (`header_timeout_seconds`). `10` by default.
     public var headerTimeoutSeconds = 10.0
+    /// Seconds to receive a request's whole body once its head is in (`body_timeout_seconds`),
+    /// then 408: a body that trickles in (a prefetch POST a byte at a time) cannot hold a
+    /// connection for longer. `10` by default.
+    public var bodyTimeoutSeconds = 10.0
     /// Seconds an idle keep-alive connection is kept (`idle_timeout_seconds`). `75` by default.
     public var idleTimeoutSeconds = 75.0
     /// Request line and headers limit, bytes (`max_header_bytes`). `8192` by default.

@@ -87,6 +87,8 @@ struct ConfigOption: Sendable {
                 "Cache-Control of thumbnails without ?v= or with a stale one"),
         .integer("max_connections", \.maxConnections, "open connections before new ones wait", range: 1...1_000_000),
         .number("header_timeout_seconds", \.headerTimeoutSeconds, "seconds to receive request headers", range: 0.1...3600),
+        .number("body_timeout_seconds", \.bodyTimeoutSeconds, "seconds to receive a request body once its headers are in",
+                range: 0.1...3600),
         .number("idle_timeout_seconds", \.idleTimeoutSeconds, "seconds an idle keep-alive connection is kept", range: 0.1...86400),
         .integer("max_header_bytes", \.maxHeaderBytes, "request line + headers limit, bytes", range: 256...(1 << 20)),
         .integer("max_body_bytes", \.maxBodyBytes, "request body limit, bytes", range: 0...(1 << 30)),
