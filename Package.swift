@@ -29,33 +29,36 @@ let package = Package(
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
         // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
+        // Nothing but, in ThreadSanitizer builds (`-DTHUMBD_TSAN`), a `Mutex` on pthread_mutex
+        // that TSan understands, in place of Synchronization's (futexes TSan cannot see).
+        .target(name: "Locking"),
         // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
         // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.
-        .target(name: "HTTP", dependencies: ["CLinux"]),
+        .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
         // the listing index (headers read once, persisted in SQLite) and the inotify watch that
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
-        .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux"]),
+        .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux", "Locking"]),
         // A resolved asset → its thumbnail: cache key, memory and disk caches, render scheduler,
         // coalescing pipeline, prefetch.
-        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "CXXHash", "CLinux"]),
+        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "CXXHash", "CLinux", "Locking"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process.
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails"]),
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
         // What the test targets share: a renderer whose renders a test holds and releases, a
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport"]),
-        .testTarget(name: "RenderingTests", dependencies: ["Rendering"]),
-        .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "Locking"]),
+        .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
-        .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport"]),
-        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport"]),
+        .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking"]),
     ]
 )

@@ -81,6 +81,8 @@ checked_source(int fd, cvips_failure *failure)
             return cvips_fail_errno(failure, CVIPS_UNSUPPORTED, "the source is not a file", e);
         if (e == EACCES || e == EPERM)
             return cvips_fail_errno(failure, CVIPS_DENIED, "the source cannot be read by the server", e);
+        if (e == EMFILE || e == ENFILE)
+            return cvips_fail_errno(failure, CVIPS_NO_DESCRIPTORS, "no file descriptor is free to open the source", e);
         return cvips_fail_errno(failure, CVIPS_INTERNAL, "cannot open the source", e);
     }
 
@@ -124,6 +126,14 @@ cvips_source_at_start(int fd, cvips_failure *failure)
     }
     if (!(source = vips_source_new_from_descriptor(fd))) {
         cvips_fail(failure, CVIPS_INTERNAL, "cannot read the source");
+        return NULL;
+    }
+    /* libvips reads through a dup(2) of `fd`, made without checking it: -1 when no descriptor
+     * was free (EMFILE, ENFILE), and every read would then fail as if the file were damaged. */
+    if (VIPS_CONNECTION(source)->descriptor < 0) {
+        VIPS_UNREF(source);
+        failure->status = CVIPS_NO_DESCRIPTORS;
+        g_strlcpy(failure->message, "no file descriptor is free to read the source", CVIPS_MESSAGE_SIZE);
         return NULL;
     }
 

@@ -23,6 +23,7 @@ extension HTTPConnection {
                 return
             }
             requestStartedAt = 0
+            bodyStartedAt = 0
             request.loopIndex = context.index
             request.clientAbort = HTTPClientAbort(worker: context)
             dispatch(request)
@@ -44,9 +45,12 @@ extension HTTPConnection {
             }
         }
         if parser.isMidRequest {
-            if requestStartedAt == 0 { requestStartedAt = DispatchTime.now().uptimeNanoseconds }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if requestStartedAt == 0 { requestStartedAt = now }
+            if !parser.isInHead && bodyStartedAt == 0 { bodyStartedAt = now }
         } else {
             requestStartedAt = 0
+            bodyStartedAt = 0
         }
         resumeReading()
     }

@@ -14,8 +14,11 @@ extension HTTPConnection {
         switch phase {
         case .idle:
             if parser.isMidRequest {
-                let since = parser.isInHead ? requestStartedAt : lastActivity
-                if since != 0 && now &- since > context.headerTimeoutNanoseconds {
+                // The head within the header timeout of its first byte; the body within the
+                // body timeout of the head's end, however steadily it trickles in.
+                let (since, limit) = parser.isInHead ? (requestStartedAt, context.headerTimeoutNanoseconds)
+                    : (bodyStartedAt, context.bodyTimeoutNanoseconds)
+                if since != 0 && now &- since > limit {
                     sendError(.requestTimeout)
                 }
             } else if now &- lastActivity > context.idleTimeoutNanoseconds {

@@ -81,6 +81,8 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     var drainRequested = false
     /// When the first byte of the unfinished request arrived (0: none), ns.
     var requestStartedAt: UInt64 = 0
+    /// When the unfinished request's head was complete and its body began (0: none yet), ns.
+    var bodyStartedAt: UInt64 = 0
     /// Last read or write progress, ns.
     var lastActivity: UInt64
     /// When a lingering close gives up, ns.

@@ -11,8 +11,8 @@ public enum HTTPParseError: Error, Sendable, Equatable, CustomStringConvertible 
     case headersTooLarge
     /// 413: the declared or de-chunked body is longer than `maxBodyBytes` (RFC 9110 §15.5.14).
     case payloadTooLarge
-    /// 408: the head (or a stalled body) did not arrive within `headerTimeout`. Raised by the
-    /// server, never by the parser (RFC 9110 §15.5.9).
+    /// 408: the head did not arrive within `headerTimeout`, or the body within `bodyTimeout`.
+    /// Raised by the server, never by the parser (RFC 9110 §15.5.9).
     case requestTimeout
     /// 505: an HTTP major version other than 1 (RFC 9110 §15.6.6).
     case versionNotSupported

@@ -15,9 +15,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderBytes: Int = 8192
     /// Longest request body (`Content-Length` or de-chunked), in bytes; longer → 413. `1 MiB` by default.
     public var maxBodyBytes: Int = 1 << 20
-    /// Seconds allowed to receive a complete head once its first byte arrived (and, while a
-    /// body arrives, the longest pause between its bytes); then 408 and close. `10` by default.
+    /// Seconds allowed to receive a complete head once its first byte arrived; then 408 and
+    /// close. `10` by default.
     public var headerTimeout: Double = 10
+    /// Seconds allowed to receive a whole request body once its head is complete (after the
+    /// `100 Continue` when one is sent), however steadily its bytes trickle in; then 408 and
+    /// close (RFC 9110 §15.5.9), as nginx's `client_body_timeout` does for pauses. `10` by default.
+    public var bodyTimeout: Double = 10
     /// Seconds an idle keep-alive connection is kept open, and the longest a client may leave a
     /// response unread; then the connection is closed silently. `75` by default.
     public var idleTimeout: Double = 75

@@ -20,6 +20,7 @@ final class HTTPWorker: @unchecked Sendable {
     /// `configuration.onExchange`, kept here so a response does not reach it through the server.
     let onExchange: (@Sendable (HTTPExchangeRecord) -> Void)?
     let headerTimeoutNanoseconds: UInt64
+    let bodyTimeoutNanoseconds: UInt64
     let idleTimeoutNanoseconds: UInt64
     /// How long a connection closed after an error keeps discarding input, in ns.
     let lingerNanoseconds: UInt64 = 2_000_000_000
@@ -45,10 +46,12 @@ final class HTTPWorker: @unchecked Sendable {
         onExchange = configuration.onExchange
         responder = server.responder
         let header = Self.nanoseconds(configuration.headerTimeout)
+        let body = Self.nanoseconds(configuration.bodyTimeout)
         let idle = Self.nanoseconds(configuration.idleTimeout)
         headerTimeoutNanoseconds = header
+        bodyTimeoutNanoseconds = body
         idleTimeoutNanoseconds = idle
-        loop = try HTTPEventLoop(name: "thumbd-http-\(index)", tickInterval: Self.sweepInterval(header, idle))
+        loop = try HTTPEventLoop(name: "thumbd-http-\(index)", tickInterval: Self.sweepInterval(min(header, body), idle))
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 

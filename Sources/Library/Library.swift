@@ -37,6 +37,10 @@ public enum LibraryError: Error, Sendable, Equatable {
     /// A directory on the way cannot be searched by the server's user (EACCES or EPERM): what
     /// lies below may well be there (403, as for a source the server may not read).
     case forbidden
+    /// A directory on the way had to be listed (a name in another Unicode form) and no file
+    /// descriptor was free to open it (EMFILE, ENFILE): nothing is known about the name yet
+    /// (503 with `Retry-After`, not 404).
+    case outOfDescriptors
 }
 
 /// The library root and the rules for reaching files under it (docs/API.md, "Thumbnails"): nothing
@@ -74,7 +78,8 @@ public struct Library: Sendable {
     /// bytes, which need not be UTF-8.
     /// - Throws: `.notFound` (missing, empty, a dot-file, a directory, a name with `/` or NUL),
     ///   `.outsideRoot`, `.notRegularFile`, `.forbidden` (a directory on the way the server may
-    ///   not search).
+    ///   not search), `.outOfDescriptors` (a directory that had to be listed could not be opened
+    ///   for want of a descriptor).
     public func resolve(names: [[UInt8]]) throws(LibraryError) -> ResolvedAsset {
         guard !names.isEmpty else { throw .notFound }
         var path = rootPath
@@ -172,13 +177,16 @@ public struct Library: Sendable {
             let bytes = Array(variant.utf8)
             if directory.appending(bytes).withCString({ lstat($0, &st) }) == 0 { return bytes }
         }
-        guard let entries = Self.names(in: directory) else { throw .notFound }
+        guard let entries = Self.names(in: directory) else {
+            throw errno == EMFILE || errno == ENFILE ? .outOfDescriptors : .notFound
+        }
         let matches = entries.filter { entry in String(validating: entry, as: UTF8.self).map { $0 == text } ?? false }
         guard let match = matches.min(by: { $0.lexicographicallyPrecedes($1) }) else { throw .notFound }
         return match
     }
 
-    /// The names in `directory` as bytes (`.` and `..` left out), or nil when it cannot be read.
+    /// The names in `directory` as bytes (`.` and `..` left out), or nil (errno set by
+    /// `opendir`) when it cannot be read.
     static func names(in directory: DiskPath) -> [[UInt8]]? {
         guard let dir = directory.withCString({ opendir($0) }) else { return nil }
         defer { closedir(dir) }

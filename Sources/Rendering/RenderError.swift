@@ -21,6 +21,10 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// replaced or changed since, or while it was read, or a symlink is now on the way to it. Its thumbnail must not be stored
         /// under the old key. HTTP 503 (the service first resolves the path again and retries).
         case sourceChanged
+        /// No file descriptor was free to open or read the source (EMFILE, ENFILE): the
+        /// process or the system is at its open-file limit for now. Never remembered. HTTP 503
+        /// `out_of_descriptors` with `Retry-After`.
+        case outOfDescriptors
     }
 
     public var kind: Kind
@@ -44,6 +48,7 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         case CVIPS_UNSUPPORTED: .unsupportedSource
         case CVIPS_MOVED: .sourceChanged
         case CVIPS_DENIED: .sourceUnreadable
+        case CVIPS_NO_DESCRIPTORS: .outOfDescriptors
         default: .internalFailure
         }
         self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)

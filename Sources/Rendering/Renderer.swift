@@ -18,7 +18,8 @@ public struct Renderer: Sendable {
     /// multi-page sources give page 0.
     /// - Throws: `RenderError`: `.sourceNotFound`, `.unsupportedSource`, `.sourceTooLarge`
     ///   (header says more than `maxPixels` for one page), `.sourceChanged` (the file opened is
-    ///   not `expectedSource`, or changed while read), `.internalFailure`.
+    ///   not `expectedSource`, or changed while read), `.sourceUnreadable`, `.outOfDescriptors`
+    ///   (no descriptor free to open or read it), `.internalFailure`.
     public func render(_ request: RenderRequest) throws(RenderError) -> Thumbnail {
         defer { cvips_job_end() }
         try Vips.start()
@@ -54,7 +55,7 @@ public struct Renderer: Sendable {
 
     /// Reads the header of the file at `path` without decoding pixels.
     /// - Throws: `.sourceNotFound`, `.unsupportedSource` (no readable header, empty, not a
-    ///   regular file), `.internalFailure`.
+    ///   regular file), `.outOfDescriptors`, `.internalFailure`.
     public func probe(path: String) throws(RenderError) -> SourceInfo {
         try probe(file: DiskPath(path))
     }

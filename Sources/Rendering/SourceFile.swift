@@ -16,7 +16,7 @@ struct SourceFile: ~Copyable {
     /// link since, perhaps to outside the library, is not opened.
     /// - Throws: `.sourceNotFound` (ENOENT), `.unsupportedSource` (not a regular file, empty),
     ///   `.sourceChanged` (a symlink on the way, when `resolved`), `.sourceUnreadable` (EACCES,
-    ///   EPERM), `.internalFailure` (other open errors, e.g. EMFILE).
+    ///   EPERM), `.outOfDescriptors` (EMFILE, ENFILE), `.internalFailure` (other open errors).
     init(path: DiskPath, resolved: Bool = false) throws(RenderError) {
         var failure = cvips_failure()
         let fd = path.withCString { path in

@@ -30,6 +30,13 @@ public struct APIError: Error, Sendable, Equatable {
         status: 503, code: "index_building",
         message: "the library is being indexed for the first time; retry shortly", headers: ["Retry-After": "1"])
 
+    /// 503 when no file descriptor was free for the request (EMFILE or ENFILE at an open): the
+    /// process is at its open-file limit for a moment (`DescriptorBudget` keeps connections and
+    /// cached descriptors below it, so this is what slips past the reserve).
+    public static let outOfDescriptors = APIError(
+        status: 503, code: "out_of_descriptors",
+        message: "the server has no file descriptor free for this request; retry shortly", headers: ["Retry-After": "1"])
+
     /// The JSON response: `{"error": code, "message": message}` with `Cache-Control: no-store`
     /// and no ETag, plus `headers`.
     public var response: HTTPResponse {

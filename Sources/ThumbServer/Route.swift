@@ -7,13 +7,17 @@ import HTTP
 /// admin route without the token, a 404 for a prefix whose rest names nothing, a 405 with
 /// `Allow` for another method, else the handler.
 struct Route: Sendable {
-    /// The methods a route answers, listed in `Allow` in this order: GET, HEAD, POST, DELETE.
+    /// The methods a route answers, listed in `Allow` in this order: GET, HEAD, POST, DELETE,
+    /// OPTIONS. Every route also answers OPTIONS (`ThumbService.answer`: its `Allow`, and a CORS
+    /// preflight's answer where `CORSPolicy` opens it), so a route declares only the others.
     struct Methods: OptionSet, Sendable {
         let rawValue: UInt8
         static let get = Methods(rawValue: 1)
         static let head = Methods(rawValue: 2)
         static let post = Methods(rawValue: 4)
         static let delete = Methods(rawValue: 8)
+        /// RFC 9110 §9.3.7.
+        static let options = Methods(rawValue: 16)
         static let read: Methods = [.get, .head]
 
         /// The method a request names; nil for any other (PUT, PATCH, …), which no route answers.
@@ -24,6 +28,7 @@ struct Route: Sendable {
             case "HEAD": self = .head
             case "POST": self = .post
             case "DELETE": self = .delete
+            case "OPTIONS": self = .options
             default: return nil
             }
         }
@@ -32,7 +37,7 @@ struct Route: Sendable {
 
         /// The `Allow` field value (RFC 9110 §10.2.1), e.g. `GET, HEAD`.
         var allow: String {
-            [(Methods.get, "GET"), (.head, "HEAD"), (.post, "POST"), (.delete, "DELETE")]
+            [(Methods.get, "GET"), (.head, "HEAD"), (.post, "POST"), (.delete, "DELETE"), (.options, "OPTIONS")]
                 .filter { contains($0.0) }.map(\.1).joined(separator: ", ")
         }
     }

@@ -19,6 +19,11 @@ public struct ServiceConfiguration: Sendable {
     public var adminToken = ""
     /// JPEG/WebP quality, 1...100. `80` by default.
     public var quality = 80
+    /// Cross-origin access to the public routes (`cors_origins`). Off by default.
+    var cors = CORSPolicy(origins: [])
+    /// How the open-file limit is shared out, for `/stats` and `/metrics`; nil (reported as
+    /// `null`) when the service runs without a `Thumbd` that decided one. `nil` by default.
+    public var descriptors: DescriptorBudget?
 
     public init() {}
 

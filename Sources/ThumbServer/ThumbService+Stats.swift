@@ -29,6 +29,8 @@ extension ThumbService {
         /// inotify instances the lanes' watches ask (1 for a server: one group shares one).
         var watchInstances: Int
         var sourceChecks: Int
+        var descriptors: DescriptorBudget?
+        var descriptorShortages: Int
     }
 
     /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
@@ -46,7 +48,9 @@ extension ThumbService {
                              libraryAssets: listing.total, libraryGeneration: listing.generation,
                              headerReads: index.headerReads, unreadable: index.unreadable, watch: watchStatistics(),
                              watchInstances: distinctWatches().count,
-                             sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount })
+                             sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount },
+                             descriptors: configuration.descriptors,
+                             descriptorShortages: descriptorShortages.load(ordering: .relaxed))
     }
 
     /// One watch of each inotify instance the lanes ask (a server's lanes share one).
@@ -75,6 +79,7 @@ extension ThumbService {
         let byStatus = s.requests.byStatus.keys.sorted().map { "\"\($0)\":\(s.requests.byStatus[$0]!)" }
         func ms(_ value: Double) -> String { String(format: "%.1f", value) }
         let watchLimit = s.watch.flatMap { $0.limit == Int.max ? nil : String($0.limit) } ?? "null"
+        func budget(_ part: KeyPath<DescriptorBudget, Int>) -> String { s.descriptors.map { String($0[keyPath: part]) } ?? "null" }
         return """
         {"uptime_seconds":\(String(format: "%.1f", s.uptime)),\
         "requests":{"total":\(s.requests.total),"by_status":{\(byStatus.joined(separator: ","))}},\
@@ -96,7 +101,10 @@ extension ThumbService {
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
         "limit":\(watchLimit),"over_limit":\(s.watch?.overLimit ?? false),\
         "events":\(s.watch?.events ?? 0),"rewalks":\(s.watch?.rewalks ?? 0)}},\
-        "connections":{"open":\(s.connections.open),"total":\(s.connections.total)}}
+        "connections":{"open":\(s.connections.open),"total":\(s.connections.total)},\
+        "descriptors":{"limit":\(budget(\.limit)),"reserve":\(budget(\.reserve)),"max_connections":\(budget(\.connections)),\
+        "max_open_disk_entries":\(budget(\.openDiskEntries)),"max_memory_files":\(budget(\.memoryFiles)),\
+        "shortages":\(s.descriptorShortages)}}
 
         """
     }
@@ -196,6 +204,16 @@ extension ThumbService {
                [("", "\(s.watchInstances)")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
+        if let d = s.descriptors {
+            metric("thumbd_descriptor_budget", "gauge",
+                   "How the open-file limit is shared out at start: the limit, the reserve, and the most connections, kept-open disk entries and memfds.",
+                   [("{part=\"limit\"}", "\(d.limit)"), ("{part=\"reserve\"}", "\(d.reserve)"),
+                    ("{part=\"connections\"}", "\(d.connections)"), ("{part=\"open_disk_entries\"}", "\(d.openDiskEntries)"),
+                    ("{part=\"memory_files\"}", "\(d.memoryFiles)")])
+        }
+        metric("thumbd_descriptor_shortages_total", "counter",
+               "Requests answered 503 out_of_descriptors: no file descriptor was free (EMFILE, ENFILE).",
+               [("", "\(s.descriptorShortages)")])
         return out
     }
 }

@@ -48,6 +48,7 @@ extension ThumbService {
                 && retries > 0:
                 respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
             case .failure(let error):
+                if case .render(let failure) = error, failure.kind == .outOfDescriptors { countDescriptorShortage() }
                 completion(Self.apiError(for: error).response)
             }
         }
@@ -157,6 +158,9 @@ extension ThumbService {
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             case .forbidden:
                 throw Self.apiError(for: .render(RenderError(kind: .sourceUnreadable, message: "a directory on the way cannot be searched")))
+            case .outOfDescriptors:
+                countDescriptorShortage()
+                throw APIError.outOfDescriptors
             }
         }
         return (cacheKey(of: asset, grid: spec, format: format), asset)
@@ -194,6 +198,8 @@ extension ThumbService {
             case .sourceUnreadable:
                 return APIError(status: 403, code: "forbidden",
                                 message: "the server may not read this source (its file permissions)")
+            case .outOfDescriptors:
+                return .outOfDescriptors
             }
         }
     }

@@ -19,6 +19,8 @@ public final class ThumbService: HTTPResponder {
     /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
     /// shared with the other loops on a hit).
     let resolvedKeys: [ResolvedKeyCache]
+    /// Requests answered 503 `out_of_descriptors` (`descriptors.shortages` in `/stats`).
+    let descriptorShortages = Atomic<Int>(0)
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
 
@@ -49,6 +51,9 @@ public final class ThumbService: HTTPResponder {
         if case .prefix(let prefix) = Route.thumbnails.match, Self.hasPrefix(request.target, prefix) {
             return answer(request, by: Route.thumbnails, completion: completion)
         }
+        // `OPTIONS *` asks about the server as a whole (RFC 9110 §9.3.7); the parser gives `*`
+        // for no other method.
+        if request.target == "*" { return completion(Self.serverOptions) }
         let path = request.path
         for route in Route.all where route.matches(path) {
             return answer(request, by: route, completion: completion)
@@ -58,7 +63,8 @@ public final class ThumbService: HTTPResponder {
 
     /// Answers a request `route` matched: 401 without the admin token where the route needs it,
     /// 404 when the rest of the path names nothing, 405 (with the route's `Allow`) for a method
-    /// it does not answer, else its handler's response.
+    /// it does not answer, 204 with `Allow` for OPTIONS, else its handler's response. A public
+    /// route's responses carry the CORS headers `configuration.cors` gives the request's `Origin`.
     private func answer(_ request: HTTPRequest, by route: Route, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let method = Route.Methods(method: request.method)
         if route.access != .open,
@@ -66,14 +72,34 @@ public final class ThumbService: HTTPResponder {
                                                     token: configuration.adminToken) {
             return completion(refusal.response)
         }
+        var completion = completion
+        if route.access == .open && configuration.cors.isEnabled {
+            let preflight = method == .options && request.headers.contains("Access-Control-Request-Method")
+            let cors = configuration.cors.headers(origin: request.headers["Origin"], preflight: preflight)
+            if !cors.isEmpty {
+                completion = { [completion] response in
+                    var response = response
+                    for (name, value) in cors { response.headers.add(name, value) }
+                    completion(response)
+                }
+            }
+        }
         if let resource = route.resource, let missing = resource(route.rest(of: request.path)) {
             return completion(missing.response)
         }
-        guard let method, route.methods.contains(method) else {
-            return completion(APIError.methodNotAllowed(route.methods.allow).response)
+        let methods = route.methods.union(.options)
+        guard let method, methods.contains(method) else {
+            return completion(APIError.methodNotAllowed(methods.allow).response)
+        }
+        if method == .options {
+            return completion(HTTPResponse(status: 204, headers: HTTPHeaders([("Allow", methods.allow)])))
         }
         route.handler(self, request, method, completion)
     }
+
+    /// The answer to `OPTIONS *`: 204 with every method some route answers.
+    static let serverOptions = HTTPResponse(
+        status: 204, headers: HTTPHeaders([("Allow", Route.all.reduce(Route.Methods.options) { $0.union($1.methods) }.allow)]))
 
     /// Whether `target`'s bytes start with `prefix`'s (a `memcmp`: no `Character` walk).
     static func hasPrefix(_ target: String, _ prefix: StaticString) -> Bool {
@@ -83,6 +109,11 @@ public final class ThumbService: HTTPResponder {
             bytes.count >= prefix.utf8CodeUnitCount
                 && memcmp(bytes.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
         } ?? false
+    }
+
+    /// Counts a request answered 503 `out_of_descriptors`.
+    func countDescriptorShortage() {
+        descriptorShortages.wrappingAdd(1, ordering: .relaxed)
     }
 
     static func json(status: Int, _ text: String) -> HTTPResponse {

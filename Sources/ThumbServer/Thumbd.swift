@@ -13,6 +13,11 @@ public final class Thumbd: Sendable {
     public let config: Config
     public let service: ThumbService
     public let server: HTTPServer
+    /// How the open-file limit is shared out (decided in `init`, after raising the soft limit).
+    public let descriptors: DescriptorBudget
+    /// The soft open-file limit before `init` raised it to the hard limit; nil when it was
+    /// already there (or could not be read).
+    public let raisedOpenFileLimitFrom: Int?
     private let accessLog: AccessLog?
 
     /// Checks the library and cache directory and sets up libvips; does not bind yet.
@@ -42,9 +47,16 @@ public final class Thumbd: Sendable {
         } catch {
             throw ConfigError("libvips could not start: \(error)")
         }
+        // The open-file limit, raised to the hard limit first, shared out once (`DescriptorBudget`).
+        let loops = eventLoops ?? ProcessInfo.processInfo.activeProcessorCount
+        let raised = DescriptorBudget.raiseLimit()
+        let descriptors = DescriptorBudget(
+            limit: raised?.after ?? 1024, maxConnections: config.maxConnections,
+            renderWorkers: config.renderWorkers > 0 ? config.renderWorkers : ProcessInfo.processInfo.activeProcessorCount,
+            eventLoops: max(loops, 1), memoryTier: config.memoryCacheBytes > 0)
         let pipeline: ThumbnailPipeline
         do {
-            var configuration = config.pipeline
+            var configuration = config.pipeline(descriptors: descriptors)
             configuration.libraryRoot = library.root   // kept apart from the cache if it is made again
             pipeline = try ThumbnailPipeline(configuration: configuration, renderer: renderer)
         } catch {
@@ -70,7 +82,6 @@ public final class Thumbd: Sendable {
         // One inotify instance for the whole server (one watch per directory of the user's
         // fs.inotify.max_user_watches, whatever the core count), asked through one probe per HTTP
         // event loop, so that a hit shares no lock with the other loops (see `LibraryWatch`).
-        let loops = eventLoops ?? ProcessInfo.processInfo.activeProcessorCount
         let lanes = max(loops, 1)
         var watches = [LibraryWatch?](repeating: nil, count: lanes)
         if config.libraryWatch {
@@ -104,11 +115,11 @@ public final class Thumbd: Sendable {
         } else {
             index.startWatching(interval: config.indexRescanSeconds)
         }
-        let service = ThumbService(configuration: config.service, library: library, pipeline: pipeline, index: index,
+        let service = ThumbService(configuration: config.service(descriptors: descriptors), library: library, pipeline: pipeline, index: index,
                                    watches: watches)
         let accessLog = config.accessLog ? AccessLog() : nil
 
-        var http = config.http(eventLoops: loops)
+        var http = config.http(eventLoops: loops, descriptors: descriptors)
         let requests = service.requests
         http.onExchange = { exchange in
             requests.record(exchange)
@@ -119,6 +130,8 @@ public final class Thumbd: Sendable {
         service.setConnectionCounts { [weak server] in server?.connectionCounts ?? (0, 0) }
         self.service = service
         self.server = server
+        self.descriptors = descriptors
+        raisedOpenFileLimitFrom = raised.flatMap { $0.before < $0.after ? $0.before : nil }
         self.accessLog = accessLog
     }
 
@@ -137,6 +150,12 @@ public final class Thumbd: Sendable {
     /// One line on stderr, `thumbd: ` first.
     private static func warn(_ message: String) {
         FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
+    }
+
+    /// The start-up line about descriptors: the limit (and that it was raised), how it is shared out.
+    public var descriptorSummary: String {
+        let raised = raisedOpenFileLimitFrom.map { "raised the open-file soft limit from \($0) to the hard limit; " } ?? ""
+        return raised + descriptors.summary
     }
 
     /// Binds and starts serving; returns the bound port.

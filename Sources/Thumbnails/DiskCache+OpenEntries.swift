@@ -16,9 +16,6 @@ extension DiskCache {
         case wouldBlock
     }
 
-    /// Open entries kept at most (descriptors); the table is emptied when it fills. `256`.
-    public static let openEntryLimit = 256
-
     /// A hit as an open, checked entry to send from (for when the memory tier will not keep
     /// it): the first hit reads and checks the file like `readWithoutWaiting` (page cache only)
     /// and keeps it open; later hits cost one `stat` of its path, which must show the same file.
@@ -79,9 +76,11 @@ extension DiskCache {
             index.withLock { $0.lru.hits -= 1 }
             return .wouldBlock   // `entry` closes the descriptor
         }
-        if !stampRecency(entry, digest: digest, modified: stamp.modified) {
+        // Kept open for the next hit, up to `openEntryLimit` (the table is emptied when full);
+        // with a limit of 0, each hit opens and checks its file, and the response closes it.
+        if !stampRecency(entry, digest: digest, modified: stamp.modified) && openEntryLimit > 0 {
             index.withLock { state in
-                if state.open.count >= Self.openEntryLimit { state.open.removeAll(keepingCapacity: true) }
+                if state.open.count >= openEntryLimit { state.open.removeAll(keepingCapacity: true) }
                 state.open[digest] = (entry, stamp)
             }
         }

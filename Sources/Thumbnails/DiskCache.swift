@@ -88,6 +88,9 @@ public final class DiskCache: Sendable {
     let faultRecheckNanoseconds: UInt64
     /// Where a directory fault is said (once per fault, and once when it is over). stderr in the server.
     let warn: @Sendable (String) -> Void
+    /// Entries `openWithoutWaiting` keeps open at most (one descriptor each); 0 keeps none.
+    /// `256` by default.
+    public let openEntryLimit: Int
     let entriesDirectory: String
     let temporaryDirectory: String
     let index: Mutex<Index>
@@ -100,16 +103,19 @@ public final class DiskCache: Sendable {
 
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
-    /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime.
+    /// `recencyResolutionSeconds` (default 1) bounds how often a hit rewrites an entry's mtime;
+    /// `openEntryLimit` (default 256) how many checked entries are kept open (descriptors).
     /// `library`: the library root (resolved) the cache must stay apart from if it has to be
     /// made again while running; nil (default) checks none. `faultRecheckSeconds` (default 1):
     /// how often writes try again to make the directories while they cannot. `warn`: where a
     /// directory fault is said; stderr (`thumbd: ` first) by default.
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
-    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, library: String? = nil,
-                faultRecheckSeconds: Double = 1, warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
+    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
+                library: String? = nil, faultRecheckSeconds: Double = 1,
+                warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
         self.directory = directory
+        self.openEntryLimit = max(0, openEntryLimit)
         self.limitBytes = max(0, limitBytes)
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         libraryRoot = library
@@ -208,6 +214,15 @@ public final class DiskCache: Sendable {
         guard known else { return .miss }
         let path = path(for: key.digest)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
+        if fd < 0 && (errno == EMFILE || errno == ENFILE) {
+            // No descriptor free: nothing is known about the file, which stays indexed (a
+            // blocking read renders instead, and that render meets the same shortage or not).
+            index.withLock { state in
+                state.lru.hits -= 1
+                if countingMisses && waiting { state.lru.misses += 1 }
+            }
+            return waiting ? .miss : .wouldBlock
+        }
         var thumbnail: Thumbnail?
         if fd >= 0 {
             guard let found = Self.readEntry(fd, key: key.canonical, waiting: waiting,

@@ -26,6 +26,10 @@ public struct PipelineConfiguration: Sendable {
     /// made again while the server runs (`CacheDirectory.reclaim`). `nil` (none checked) by
     /// default; thumbd sets it to the library it serves.
     public var libraryRoot: String?
+    /// Disk entries kept open for `sendfile` while the memory tier is off (one descriptor each;
+    /// `DiskCache.openWithoutWaiting`); 0 keeps none (each hit opens and checks its file).
+    /// `256` by default; thumbd sets it from the descriptor limit.
+    public var openDiskEntryLimit: Int = 256
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

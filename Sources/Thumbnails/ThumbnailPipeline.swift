@@ -82,7 +82,7 @@ public final class ThumbnailPipeline: Sendable {
         self.renderer = renderer
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
         disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
-                             library: configuration.libraryRoot)
+                             openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
                                     backgroundConcurrency: configuration.prefetchWorkers)
     }

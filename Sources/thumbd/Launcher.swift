@@ -56,6 +56,7 @@ enum Launcher {
             let host = config.host.contains(":") ? "[\(config.host)]" : config.host   // IPv6 (RFC 3986 §3.2.2)
             FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(host):\(port)/ "
                   + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
+            FileHandle.standardOutput.write(Data(("thumbd: " + thumbd.descriptorSummary + "\n").utf8))
         }
     }
 

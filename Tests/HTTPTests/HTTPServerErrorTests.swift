@@ -53,6 +53,28 @@ struct HTTPServerErrorTests {
         #expect(try c.isClosedByServer())
     }
 
+    /// A body that trickles in, one byte every 100 ms, never pausing as long as the header
+    /// timeout: it once held its connection for as long as the client liked. Now the whole
+    /// body must arrive within `bodyTimeout` of the head's end: 408 and close.
+    @Test func aBodyThatTricklesInGets408AfterTheBodyTimeout() throws {
+        let s = try RunningServer {
+            $0.headerTimeout = 5
+            $0.bodyTimeout = 0.5
+        }
+        defer { s.stop() }
+        let c = try s.client()
+        try c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 20\r\n\r\n")
+        for _ in 0..<20 {   // 2 s in all, four times the body timeout
+            usleep(100_000)
+            try? c.send("x")   // the server may have closed its side by now
+        }
+        let r = try c.readResponse()
+        #expect(r.status == 408)
+        #expect(r.text.contains("request_timeout"))
+        #expect(try c.isClosedByServer())
+        #expect(s.log.wait(for: 1).map(\.status) == [408])
+    }
+
     @Test func idleKeepAliveConnectionIsClosedSilently() throws {
         let s = try RunningServer { $0.idleTimeout = 0.3 }
         defer { s.stop() }

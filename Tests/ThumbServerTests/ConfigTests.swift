@@ -30,8 +30,9 @@ import Thumbnails
         #expect(Set(file.keys).subtracting(keys).sorted() == [], "keys config/thumbd.json should not have")
     }
 
-    /// Every key a subsystem reads reaches its configuration (`Config.pipeline`, `.service`,
-    /// `.http(eventLoops:)`), each set here to a value other than its default.
+    /// Every key a subsystem reads reaches its configuration (`Config.pipeline(descriptors:)`,
+    /// `.service(descriptors:)`, `.http(eventLoops:descriptors:)`), each set here to a value
+    /// other than its default; the descriptor budget's parts reach theirs.
     @Test func eachSubsystemGetsItsKeys() {
         var config = Config()
         config.cacheDirectory = "/c"
@@ -53,21 +54,25 @@ import Thumbnails
         config.port = 12
         config.maxConnections = 13
         config.headerTimeoutSeconds = 14
+        config.bodyTimeoutSeconds = 19
         config.idleTimeoutSeconds = 15
         config.maxHeaderBytes = 16
         config.maxBodyBytes = 17
-        let pipeline = config.pipeline
+        let descriptors = DescriptorBudget(limit: 1 << 16, maxConnections: 13, renderWorkers: 3, eventLoops: 18, memoryTier: true)
+        let pipeline = config.pipeline(descriptors: descriptors)
         #expect(pipeline.cacheDirectory == "/c" && pipeline.memoryLimitBytes == 1 && pipeline.diskLimitBytes == 2)
         #expect(pipeline.renderWorkers == 3 && pipeline.prefetchWorkers == 4 && pipeline.renderQueueLimit == 5)
         #expect(pipeline.maxSourcePixels == 6 && pipeline.maxSourceBytes == 7 && pipeline.renderDeadlineSeconds == 8)
-        #expect(pipeline.memoryFileBudget == Config.memoryFileBudget(maxConnections: 13))
-        let service = config.service
+        // 65,536 - (64 + 4 x (3 + 18)) reserved - 13 connections; no disk entries kept open.
+        #expect(pipeline.memoryFileBudget == 65_375 && pipeline.openDiskEntryLimit == 0)
+        let service = config.service(descriptors: descriptors)
+        #expect(service.descriptors == descriptors)
         #expect(service.grids == config.grids && service.cacheControl == "private")
         #expect(service.unversionedCacheControl == "no-store" && !service.webpEnabled)
         #expect(service.quality == 11 && service.adminToken == "t")
-        let http = config.http(eventLoops: 18)
+        let http = config.http(eventLoops: 18, descriptors: descriptors)
         #expect(http.eventLoopCount == 18 && http.host == "::1" && http.port == 12 && http.maxConnections == 13)
-        #expect(http.headerTimeout == 14 && http.idleTimeout == 15)
+        #expect(http.headerTimeout == 14 && http.bodyTimeout == 19 && http.idleTimeout == 15)
         #expect(http.maxHeaderBytes == 16 && http.maxRequestLineBytes == 16 && http.maxBodyBytes == 17)
     }
 

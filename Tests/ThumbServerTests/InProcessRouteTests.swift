@@ -99,7 +99,7 @@ import Testing
     @Test(arguments: [false, true])
     func everyRouteAnswersEachMethodAsDeclared(withToken: Bool) throws {
         let service = try Service(adminToken: withToken ? "s3cret" : "")
-        let get = "GET, HEAD", jobs = "POST, DELETE", job = "GET, HEAD, DELETE"
+        let get = "GET, HEAD, OPTIONS", jobs = "POST, DELETE, OPTIONS", job = "GET, HEAD, DELETE, OPTIONS"
         let methods = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"]
         /// Per target: the status of each method in `methods` order (0: 200 or 503, the index
         /// may still be in its first scan), and the `Allow` of its 405s.

@@ -116,6 +116,7 @@ import Thumbnails
                       (.render(RenderError(kind: .internalFailure, message: "")), 500, "internal_error"),
                       (.render(RenderError(kind: .sourceUnreadable, message: "")), 403, "forbidden"),
                       (.render(RenderError(kind: .sourceChanged, message: "")), 503, "source_changed"),
+                      (.render(RenderError(kind: .outOfDescriptors, message: "")), 503, "out_of_descriptors"),
                       (.overloaded, 503, "overloaded"), (.deadlineExceeded, 503, "render_timeout")])
     func everyPipelineErrorHasOneStatus(error: ThumbnailError, status: Int, code: String) {
         let api = ThumbService.apiError(for: error)
@@ -129,7 +130,7 @@ import Thumbnails
                                  ("PUT", "/stats"), ("POST", "/healthz")] {
             let response = try server.get(target, method: method)
             #expect(response.status == 405, "\(method) \(target)")
-            #expect(response.header("Allow") == "GET, HEAD")
+            #expect(response.header("Allow") == "GET, HEAD, OPTIONS")
             #expect(response.json["error"] as? String == "method_not_allowed")
         }
     }

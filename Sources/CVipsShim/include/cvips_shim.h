@@ -25,6 +25,7 @@ typedef enum {
     CVIPS_INTERNAL = 3,    /* a fault on our side: out of memory, encoder failure... */
     CVIPS_MOVED = 4,       /* cvips_source_open_resolved: a symlink is now on the way to the file */
     CVIPS_DENIED = 5,      /* open(2) said EACCES / EPERM: the file's permissions keep the server out */
+    CVIPS_NO_DESCRIPTORS = 6, /* open(2) or libvips' dup(2) said EMFILE / ENFILE: no descriptor is free now */
 } cvips_status;
 
 /* Bytes kept of a failure's sentence, including the NUL. Longer texts are cut. */

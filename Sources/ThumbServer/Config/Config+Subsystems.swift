@@ -1,15 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTP
 import Thumbnails
 
 /// Each subsystem's settings mapped from `Config` in one place: every key that subsystem reads
 /// is copied here and nowhere else (`Thumbd` builds the subsystems from these).
 extension Config {
-    /// The cache and render pipeline's settings; `memoryFileBudget` comes from the open-file
-    /// limit (`memoryFileBudget(maxConnections:)`).
-    var pipeline: PipelineConfiguration {
+    /// The cache and render pipeline's settings; the descriptors its memfds and kept-open disk
+    /// entries may hold come from `descriptors`.
+    func pipeline(descriptors: DescriptorBudget) -> PipelineConfiguration {
         var pipeline = PipelineConfiguration(cacheDirectory: cacheDirectory)
         pipeline.memoryLimitBytes = memoryCacheBytes
         pipeline.diskLimitBytes = diskCacheBytes
@@ -19,12 +16,13 @@ extension Config {
         pipeline.maxSourcePixels = maxSourcePixels
         pipeline.maxSourceBytes = maxSourceBytes
         pipeline.renderDeadlineSeconds = renderTimeoutSeconds
-        pipeline.memoryFileBudget = Self.memoryFileBudget(maxConnections: maxConnections)
+        pipeline.memoryFileBudget = descriptors.memoryFiles
+        pipeline.openDiskEntryLimit = descriptors.openDiskEntries
         return pipeline
     }
 
-    /// The routes' settings.
-    var service: ServiceConfiguration {
+    /// The routes' settings; `descriptors` is reported in `/stats`.
+    func service(descriptors: DescriptorBudget?) -> ServiceConfiguration {
         var service = ServiceConfiguration()
         service.grids = grids
         service.cacheControl = cacheControl
@@ -32,32 +30,26 @@ extension Config {
         service.webpEnabled = webp
         service.quality = quality
         service.adminToken = adminToken
+        service.descriptors = descriptors
+        service.cors = CORSPolicy(origins: corsOrigins)
         return service
     }
 
     /// The socket server's settings with `eventLoops` event loops (`onExchange` is left for the
-    /// wiring). `max_header_bytes` bounds the request line as well as the whole head.
-    func http(eventLoops: Int) -> HTTPServerConfiguration {
+    /// wiring). `max_header_bytes` bounds the request line as well as the whole head; open
+    /// connections are `descriptors.connections` (`max_connections` or fewer).
+    func http(eventLoops: Int, descriptors: DescriptorBudget) -> HTTPServerConfiguration {
         var http = HTTPServerConfiguration()
         http.eventLoopCount = eventLoops
         http.host = host
         http.port = UInt16(port)
-        http.maxConnections = maxConnections
+        http.maxConnections = descriptors.connections
         http.headerTimeout = headerTimeoutSeconds
+        http.bodyTimeout = bodyTimeoutSeconds
         http.idleTimeout = idleTimeoutSeconds
         http.maxHeaderBytes = maxHeaderBytes
         http.maxRequestLineBytes = maxHeaderBytes
         http.maxBodyBytes = maxBodyBytes
         return http
-    }
-
-    /// How many memory-tier thumbnails may each hold a descriptor (a sealed memfd): what the
-    /// open-file limit (raised to its hard limit when serving starts) leaves after
-    /// `maxConnections` and 1,024 for everything else (disk entries kept open, renders, the
-    /// index). `0` when nothing is left: the memory tier then keeps arrays only.
-    static func memoryFileBudget(maxConnections: Int) -> Int {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-        return max(0, min(Int(clamping: limit.rlim_max), 1 << 20) - maxConnections - 1024)
     }
 }

@@ -29,6 +29,11 @@ public struct Config: Sendable, Equatable {
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
+    /// Origins whose pages may read the public routes cross-origin (`cors_origins`; see
+    /// `CORSPolicy`): empty is off, `["*"]` any origin, else exact origins as browsers send them
+    /// (`https://photos.example.com`). A list in the config file; comma-separated in
+    /// `THUMBD_CORS_ORIGINS` and `--cors-origins`. Empty (off) by default.
+    public var corsOrigins: [String] = []
     /// JPEG/WebP quality 1...100 (`quality`). `80` by default.
     public var quality = 80
     /// WebP for clients whose `Accept` names it (`webp`). `true` by default.
@@ -47,6 +52,10 @@ public struct Config: Sendable, Equatable {
     public var maxConnections = 4096
     /// Seconds to receive a request's head (`header_timeout_seconds`). `10` by default.
     public var headerTimeoutSeconds = 10.0
+    /// Seconds to receive a request's whole body once its head is in (`body_timeout_seconds`),
+    /// then 408: a body that trickles in (a prefetch POST a byte at a time) cannot hold a
+    /// connection for longer. `10` by default.
+    public var bodyTimeoutSeconds = 10.0
     /// Seconds an idle keep-alive connection is kept (`idle_timeout_seconds`). `75` by default.
     public var idleTimeoutSeconds = 75.0
     /// Request line and headers limit, bytes (`max_header_bytes`). `8192` by default.

@@ -127,6 +127,7 @@ public enum ConfigLoader {
         case .integer: "integer from \(option.bounds) for \(option.key) (\(option.help))"
         case .number: "number from \(option.bounds) for \(option.key) (\(option.help))"
         case .boolean: "boolean (true/false) for \(option.key)"
+        case .list: "list of strings for \(option.key) (\(option.help))"
         }
     }
 
@@ -152,6 +153,13 @@ public enum ConfigLoader {
             case .boolean: text = JSONValue.boolean(value).map { String($0) }
             case .integer: text = JSONValue.integer(value).map { String($0) }
             case .number: text = JSONValue.number(value).map { String($0) }
+            case .list:
+                // An array of strings, or one string (comma-separated as in the environment).
+                text = (value as? [Any]).flatMap { items in
+                    let words = items.compactMap { $0 as? String }
+                    return words.count == items.count && !words.contains(where: { $0.contains(",") })
+                        ? words.joined(separator: ",") : nil
+                } ?? value as? String
             }
             guard let text, option.set(&config, text) else {
                 let what = describe(option)
@@ -207,6 +215,13 @@ public enum ConfigLoader {
         for (key, value) in [("cache_control", config.cacheControl), ("cache_control_unversioned", config.cacheControlUnversioned)]
         where value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
             throw ConfigError("key '\(key)': a header value cannot hold control characters such as CR or LF")
+        }
+        if config.corsOrigins.contains("*") && config.corsOrigins.count > 1 {
+            throw ConfigError("key 'cors_origins': '*' (any origin) stands alone, not in a list of origins")
+        }
+        for origin in config.corsOrigins where origin != "*" && !CORSPolicy.isOrigin(origin) {
+            throw ConfigError("key 'cors_origins': '\(origin)' is not an origin as browsers send it (a lowercase "
+                + "scheme://host[:port] with no path, no trailing slash and no default port, e.g. https://photos.example.com)")
         }
         var names = Set<String>()
         for grid in config.grids {

@@ -1,7 +1,7 @@
 /// One scalar configuration key: its name in the config file, its `THUMBD_*` variable and
 /// `--flag`, its help text, and how to read and write it on `Config`.
 struct ConfigOption: Sendable {
-    enum Kind: Sendable { case string, integer, number, boolean }
+    enum Kind: Sendable { case string, integer, number, boolean, list }
 
     let key: String
     let kind: Kind
@@ -51,6 +51,17 @@ struct ConfigOption: Sendable {
                      })
     }
 
+    /// A list of words: a JSON array of strings in the config file, comma-separated (spaces
+    /// around the commas ignored) in the environment and on the command line.
+    static func list(_ key: String, _ path: WritableKeyPath<Config, [String]> & Sendable, _ help: String) -> ConfigOption {
+        ConfigOption(key: key, kind: .list, help: help, get: { $0[keyPath: path].joined(separator: ",") },
+                     set: { config, text in
+                         config[keyPath: path] = text.split(separator: ",").map { $0.trimmingWhitespace() }
+                             .filter { !$0.isEmpty }.map(String.init)
+                         return true
+                     })
+    }
+
     /// Every scalar key, in the order `--help` lists them.
     static let all: [ConfigOption] = [
         .string("library", \.library, "photo library root directory (required)"),
@@ -65,6 +76,8 @@ struct ConfigOption: Sendable {
         .integer("render_queue_limit", \.renderQueueLimit, "misses waiting for a render before 503", range: 1...1_000_000),
         .number("render_timeout_seconds", \.renderTimeoutSeconds, "seconds a client waits for a render (0 = none)", range: 0...3600),
         .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)"),
+        .list("cors_origins", \.corsOrigins,
+              "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)"),
         .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
         .boolean("webp", \.webp, "serve WebP to clients that accept it"),
         .integer("max_source_pixels", \.maxSourcePixels, "source pixel limit (width x height)", range: 1...(1 << 40)),
@@ -74,6 +87,8 @@ struct ConfigOption: Sendable {
                 "Cache-Control of thumbnails without ?v= or with a stale one"),
         .integer("max_connections", \.maxConnections, "open connections before new ones wait", range: 1...1_000_000),
         .number("header_timeout_seconds", \.headerTimeoutSeconds, "seconds to receive request headers", range: 0.1...3600),
+        .number("body_timeout_seconds", \.bodyTimeoutSeconds, "seconds to receive a request body once its headers are in",
+                range: 0.1...3600),
         .number("idle_timeout_seconds", \.idleTimeoutSeconds, "seconds an idle keep-alive connection is kept", range: 0.1...86400),
         .integer("max_header_bytes", \.maxHeaderBytes, "request line + headers limit, bytes", range: 256...(1 << 20)),
         .integer("max_body_bytes", \.maxBodyBytes, "request body limit, bytes", range: 0...(1 << 30)),
