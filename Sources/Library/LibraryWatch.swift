@@ -311,6 +311,8 @@ final class Instance: Sendable {
         /// them, and whether some change could not be named (the whole tree then).
         var changes: [[UInt8]] = []
         var changesLost = false
+        /// An event came from a directory the running walk has watched but not yet named.
+        var unnamedDuringWalk = false
         /// Told when `changes` has something (`onChanges`); nil while nobody follows them.
         var changeHandler: (@Sendable () -> Void)?
 
@@ -458,12 +460,16 @@ final class Instance: Sendable {
                     let length = Int(raw.load(fromByteOffset: offset + 12, as: UInt32.self))
                     s.events += 1
                     if mask & clinux_inotify_overflow != 0 { s.wholeTreePending = true; s.changesLost = true }
-                    // For the listing: the path the event names; with a name in a directory not
-                    // known by path yet (its walk is under way), or too many waiting, track is lost.
+                    // For the listing: the path the event names. One in a directory not known by
+                    // path yet is in one the running walk has just watched (a `cp -r` fills it as it
+                    // is walked): the subtree walked is named once the walk ends, which covers it
+                    // (a walk of the whole tree then loses track). Too many waiting: track is lost.
                     if length > 0, s.changeHandler != nil {
                         if let parent = s.directories[wd], s.changes.count < 100_000 {
                             let name = UnsafeRawBufferPointer(rebasing: raw[(offset + 16)..<(offset + 16 + length)])
                             s.changes.append(parent + [UInt8(ascii: "/")] + name.prefix { $0 != 0 })
+                        } else if s.directories[wd] == nil && s.walking {
+                            s.unnamedDuringWalk = true
                         } else {
                             s.changesLost = true
                             s.changes = []
@@ -533,8 +539,10 @@ final class Instance: Sendable {
             let tell = state.withLock { s -> (@Sendable () -> Void)? in
                 let named = (s.changes.count, s.changesLost)
                 defer { if s.overLimit { s.changesLost = true } }
+                defer { s.unnamedDuringWalk = false }
                 if job.wholeTree {
                     if s.rootMissing && walk.rootWatched { s.changesLost = true }   // a root again: all of it is new
+                    if s.unnamedDuringWalk { s.changesLost = true }   // no one path covers what it watched
                     // Watches from before the walk that it did not find again are of
                     // directories that left the tree (an old root, a tree moved out): dropped.
                     for (wd, _) in s.directories where job.before.contains(wd) && found[wd] == nil {
