@@ -5,7 +5,7 @@ import Rendering
 /// read as they come even while no request asks.
 extension LibraryWatch: LibraryChangeFeed {
     /// Starts reading events as they come (a Dispatch read source on the inotify descriptor,
-    /// on the watch's queue) and calls `handler` whenever they name changes. Events are named
+    /// on a queue of its own) and calls `handler` whenever they name changes. Events are named
     /// only from then on.
     public func onChanges(_ handler: @escaping @Sendable () -> Void) {
         instance.follow(handler)
@@ -33,7 +33,10 @@ extension LibraryWatch: LibraryChangeFeed {
 extension Instance {
     func follow(_ handler: @escaping @Sendable () -> Void) {
         state.withLock { $0.changeHandler = handler }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        // A queue of its own: not the walks' (a walk of a big new directory would hold the
+        // reader while `cp -r` fills the kernel's queue to overflow, and the listing would then
+        // lose track and rescan everything).
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: eventQueue)
         source.setEventHandler { [weak self] in _ = self?.readEvents() }
         let old = reader.withLock { reader in
             defer { reader = EventReader(source: source) }

@@ -339,6 +339,8 @@ final class Instance: Sendable {
     let retryInterval: UInt64
     let state: Mutex<State>
     let queue = DispatchQueue(label: "thumbd.library-watch", qos: .utility)
+    /// Where events are read while no request asks (`follow`), apart from the walks.
+    let eventQueue = DispatchQueue(label: "thumbd.library-watch-events", qos: .utility)
     /// Reads events while no request asks, for the listing (`follow`); nil until then.
     let reader = Mutex<EventReader?>(nil)
 

@@ -334,15 +334,12 @@ public final class LibraryIndex: Sendable {
     static func outermost(_ paths: [DiskPath]) -> Set<DiskPath> {
         let all = Set(paths)
         if all.contains(DiskPath(bytes: [])) { return [DiskPath(bytes: [])] }
-        return all.filter { !Self.hasAncestor($0, in: all) }
+        let bytes = Set(all.map(\.bytes))   // once: a set per path made this quadratic (a cp -r of 10,000)
+        return all.filter { !Self.hasAncestor($0, in: bytes) }
     }
 
-    /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`.
-    static func hasAncestor(_ path: DiskPath, in set: Set<DiskPath>) -> Bool {
-        hasAncestor(path, in: Set(set.map(\.bytes)))
-    }
-
-    /// As `hasAncestor(_:in:)` over the paths' bytes: a lookup per `/`, no allocation.
+    /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`
+    /// (paths' bytes): a lookup per `/`, no allocation.
     static func hasAncestor(_ path: DiskPath, in set: Set<ArraySlice<UInt8>>) -> Bool {
         let bytes = path.bytes
         var i = bytes.startIndex
