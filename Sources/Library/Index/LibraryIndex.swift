@@ -569,17 +569,7 @@ public final class LibraryIndex: Sendable {
             guard Library.isServableName(name) else { continue }
             let absolute = directory.appending(name)
             let path = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
-            var st = stat()
-            guard absolute.withCString({ lstat($0, &st) }) == 0 else { continue }
-            if (st.st_mode & S_IFMT) == S_IFLNK {
-                switch library.target(of: absolute) {
-                case .file(_, let target): st = target
-                case .directory(let real, let target):
-                    st = target
-                    links[DiskPath(bytes: path)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
-                case .other, .outside, .missing, .hidden: continue
-                }
-            }
+            guard let st = status(of: absolute, at: path, links: &links) else { continue }
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
                 let identity = DirectoryIdentity(st)
@@ -608,17 +598,7 @@ public final class LibraryIndex: Sendable {
         for (i, name) in names.enumerated() {
             absolute = absolute.appending(name)
             relative += (relative.isEmpty ? [] : [UInt8(ascii: "/")]) + name
-            var st = stat()
-            guard absolute.withCString({ lstat($0, &st) }) == 0 else { return }
-            if (st.st_mode & S_IFMT) == S_IFLNK {
-                switch library.target(of: absolute) {
-                case .file(_, let target): st = target
-                case .directory(let real, let target):
-                    st = target
-                    links[DiskPath(bytes: relative)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
-                default: return
-                }
-            }
+            guard let st = status(of: absolute, at: relative, links: &links) else { return }
             let last = i == names.count - 1
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
@@ -657,6 +637,23 @@ public final class LibraryIndex: Sendable {
         merged.append(contentsOf: a[i...])
         merged.append(contentsOf: b[j...])
         return merged
+    }
+
+    /// What the walks see at `absolute` (`relative` to the root): its `lstat`, or through a
+    /// symlink what `Library.target(of:)` finds inside the root, a file or a directory (the link
+    /// to a directory noted in `links`); nil when nothing is there or it is not to be listed
+    /// (outside, a dot-file, a FIFO...).
+    private func status(of absolute: DiskPath, at relative: [UInt8], links: inout [DiskPath: DiskPath]) -> stat? {
+        var st = stat()
+        guard absolute.withCString({ lstat($0, &st) }) == 0 else { return nil }
+        guard (st.st_mode & S_IFMT) == S_IFLNK else { return st }
+        switch library.target(of: absolute) {
+        case .file(_, let target): return target
+        case .directory(let real, let target):
+            links[DiskPath(bytes: relative)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
+            return target
+        case .other, .outside, .missing, .hidden: return nil
+        }
     }
 
     private static func sort(_ s: inout State) {
