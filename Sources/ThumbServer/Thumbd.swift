@@ -69,9 +69,10 @@ public final class Thumbd: Sendable {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }
         if !index.persisted {
-            FileHandle.standardError.write(Data(("thumbd: \(config.cacheDirectory)/index.sqlite cannot be used (busy, "
-                + "not writable, or not thumbd's, which thumbd leaves as it is); the library index is kept in memory "
-                + "for this run\n").utf8))
+            FileHandle.standardError.write(Data(("thumbd: \(config.cacheDirectory)/index.sqlite cannot be used ("
+                + (index.notPersistedBecause ?? "busy, not writable, or not thumbd's") + "; a file that is not thumbd's "
+                + "is left as it is); the library index is kept in memory for this run, and a restart reads every "
+                + "header again\n").utf8))
         }
         // A cache thumbd may read but not write is served from (a pre-warmed, read-only copy),
         // but nothing rendered is kept on disk: said once, so that it is not a surprise.

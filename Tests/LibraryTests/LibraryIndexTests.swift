@@ -170,6 +170,7 @@ import TestSupport
         }
         let reopened = try LibraryIndex(library: library, databasePath: database)
         #expect(reopened.persisted)
+        #expect(reopened.notPersistedBecause == nil)
         #expect(reopened.listing(order: .oldest, offset: 0, limit: 10).total == 1)
         // A user's notes at a side file's name: not opened, not written, not removed.
         for suffix in ["-wal", "-journal", "-shm"] {
@@ -179,6 +180,7 @@ import TestSupport
             let index = try LibraryIndex(library: library, databasePath: database)
             index.rescan()
             #expect(!index.persisted, "beside a foreign \(suffix)")
+            #expect(index.notPersistedBecause == "\(database)\(suffix) is not SQLite's, and opening the database would overwrite it")
             #expect(index.listing(order: .oldest, offset: 0, limit: 10).total == 1)   // listed, in memory
             #expect(FileManager.default.contents(atPath: database + suffix).map(Array.init) == notes)
         }

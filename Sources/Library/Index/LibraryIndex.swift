@@ -76,6 +76,9 @@ public final class LibraryIndex: Sendable {
     /// beyond removal, not thumbd's or cannot be written: the index then lives in memory for
     /// this run (a restart reads every header again).
     public let persisted: Bool
+    /// Why the index is not kept in its database file (`persisted` false): SQLite's or thumbd's
+    /// sentence, e.g. "database or disk is full" or "… is not SQLite's"; nil when it is kept.
+    public let notPersistedBecause: String?
     /// Whether records from an earlier run were loaded at open.
     private let loadedEarlierRecords: Bool
     private let watchQueue = DispatchQueue(label: "thumbd.library-index", qos: .utility)
@@ -105,6 +108,7 @@ public final class LibraryIndex: Sendable {
                 if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
             }
             persisted = true
+            notPersistedBecause = nil
         } catch {
             // The index is derived data: a damaged database of thumbd's is removed and rebuilt by
             // the next scan. One that is busy, another program's (not thumbd's schema), a link, or
@@ -120,9 +124,11 @@ public final class LibraryIndex: Sendable {
             if damaged, let fresh = try? Self.openDatabase(databasePath) {
                 db = fresh
                 persisted = true
+                notPersistedBecause = nil
             } else {
                 db = try Self.openDatabase(":memory:")
                 persisted = false
+                notPersistedBecause = String(describing: error)
             }
             loaded = State()
         }
