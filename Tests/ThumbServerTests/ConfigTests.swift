@@ -159,6 +159,16 @@ import Thumbnails
         #expect(try load(["--config", fine.path, "--library", "/p"]).grids.map(\.name) == ["tile_2.5x-~"])
     }
 
+    /// `--library --port 18400` took `--port` as the library and then refused '18400' as an
+    /// unexpected argument; the left-out value is named now. A value that starts with `--` is
+    /// still given with `=`. Found by a fresh-eyes session.
+    @Test func anOptionLeftWithoutItsValueIsNamed() throws {
+        #expect(refusal(["--library", "--port", "18400"])
+                == "option --library needs a value, and --port is an option (a value that starts with -- is given as --library=VALUE)")
+        #expect(try load(["--library=--odd", "--port", "18400"]).library == "--odd")
+        #expect(try load(["--library", "/p", "--cache-control", "public"]).library == "/p")
+    }
+
     /// `THUMBD_QUALTY=40` was ignored in silence; an unknown `THUMBD_*` variable now stops
     /// start-up, but the two the project's test tools read (`THUMBD_CORPUS`, `THUMBD_TEST_PORTS`)
     /// are left to them.

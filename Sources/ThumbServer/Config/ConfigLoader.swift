@@ -108,7 +108,13 @@ public enum ConfigLoader {
                         flags.append(Flag(name: name, value: negated ? "false" : nil))
                     }
                 } else if i + 1 < arguments.count {
-                    flags.append(Flag(name: name, value: arguments[i + 1]))
+                    // `--library --port 8080`: the value was left out, and the next option is not it.
+                    let next = arguments[i + 1]
+                    if next.hasPrefix("--"), Self.isOptionName(next) {
+                        throw ConfigError("option --\(body) needs a value, and \(next) is an option (a value that "
+                            + "starts with -- is given as --\(body)=VALUE)")
+                    }
+                    flags.append(Flag(name: name, value: next))
                     i += 1
                 } else {
                     throw ConfigError("option --\(body) needs a value")
@@ -120,6 +126,14 @@ public enum ConfigLoader {
     }
 
     private static func key<S: StringProtocol>(_ flag: S) -> String { flag.replacingOccurrences(of: "-", with: "_") }
+
+    /// Whether `argument` (`--name` or `--name=value`) names one of thumbd's options, `--help`,
+    /// `--config` or a `--no-` boolean.
+    private static func isOptionName(_ argument: String) -> Bool {
+        var name = key(argument.dropFirst(2).prefix { $0 != "=" })
+        if name.hasPrefix("no_") { name = String(name.dropFirst(3)) }
+        return name == "help" || name == "config" || ConfigOption.all.contains { $0.key == name }
+    }
 
     private static func describe(_ option: ConfigOption) -> String {
         switch option.kind {
