@@ -4,7 +4,6 @@ import Library
 import Rendering
 import Synchronization
 
-
 /// The cache and render pipeline: memory cache → disk cache → render, with coalescing.
 ///
 /// Concurrent requests for one key share one lookup: the first becomes the flight's leader, the
@@ -222,48 +221,6 @@ public final class ThumbnailPipeline: Sendable {
         return run
     }
 
-    /// When a client that starts waiting now stops waiting (uptime ns): `renderDeadlineSeconds`
-    /// from now, or never when that is 0.
-    private func waitingDeadline() -> UInt64 {
-        let seconds = configuration.renderDeadlineSeconds
-        guard seconds > 0 else { return .max }
-        return DispatchTime.now().uptimeNanoseconds &+ UInt64(min(seconds, 1e6) * 1e9)
-    }
-
-    /// With the flights lock held: arms the flight's timer for `waiter` unless one is armed
-    /// (it re-arms itself for later waiters when it fires). Returns what to schedule.
-    private static func armIfNeeded(_ flight: inout Flight, for waiter: Waiter) -> (id: UInt64, at: UInt64)? {
-        guard flight.timerDeadline == nil, waiter.deadline != .max else { return nil }
-        flight.timerDeadline = waiter.deadline
-        return (flight.id, waiter.deadline)
-    }
-
-    private func scheduleExpiry(_ digest: String, flight id: UInt64, at deadline: UInt64) {
-        diskQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { self.expire(digest, flight: id) }
-    }
-
-    /// Fails, with 503, the waiters of flight `id` whose own deadline has passed; each client
-    /// gets its full `renderDeadlineSeconds` from when it started waiting. The flight stays, so
-    /// the render (when it ends) still stores its result; requests meanwhile join it afresh. A
-    /// timer for a flight that has ended does nothing.
-    private func expire(_ digest: String, flight id: UInt64) {
-        let now = DispatchTime.now().uptimeNanoseconds
-        var next: UInt64?
-        let expired = flights.withLock { flights -> [Waiter] in
-            guard var flight = flights[digest], flight.id == id, flight.outcome == nil else { return [] }
-            let expired = flight.waiters.filter { $0.deadline <= now }
-            flight.waiters.removeAll { $0.deadline <= now }
-            if !expired.isEmpty { flight.stillWanted = true }
-            let earliest = flight.waiters.map(\.deadline).min()
-            flight.timerDeadline = earliest == .max ? nil : earliest
-            next = flight.timerDeadline
-            flights[digest] = flight
-            return expired
-        }
-        if let next { scheduleExpiry(digest, flight: id, at: next) }
-        for waiter in expired { waiter.completion(.failure(.deadlineExceeded)) }
-    }
-
     /// The leader's second step when the entry was not in the page cache: the disk cache (may
     /// block), then a render.
     private func lookUpDisk(_ request: ThumbnailRequest) {
@@ -427,33 +384,5 @@ public final class ThumbnailPipeline: Sendable {
             return flight.prefetches
         }
         for prefetch in prefetches { prefetch(outcome) }
-    }
-
-    /// What the pipeline reports (`/stats`: `memory_cache`, `disk_cache`, `renders`,
-    /// `prefetch.queued`), each part read at one moment.
-    public struct Statistics: Sendable {
-        public var memory: MemoryCache.Statistics
-        public var disk: DiskCache.Statistics
-        public var renders: RenderStatistics.Snapshot
-        /// Renders running now (client and prefetch).
-        public var running: Int
-        /// Client misses, and prefetch items, waiting for a render worker.
-        public var queuedForClients: Int, queuedForPrefetch: Int
-        /// Keys with a lookup under way (a disk read or a render that clients or a prefetch
-        /// wait on): 0 when the server is idle, whatever clients did before.
-        public var flights: Int
-        /// Client misses for a thumbnail a prefetch job still had queued past the time the pool
-        /// should have reached it, since start; and whether prefetch is catching up now
-        /// (`RenderScheduler.clientMissed`).
-        public var latePrefetch: Int, catchingUp: Bool
-    }
-
-    public var statistics: Statistics {
-        let counts = scheduler.counts
-        let pace = scheduler.prefetchPace
-        return Statistics(memory: memory.statistics, disk: disk.statistics, renders: renderStatistics.snapshot,
-                          running: counts.running, queuedForClients: counts.queuedForeground,
-                          queuedForPrefetch: counts.queuedBackground, flights: flights.withLock { $0.count },
-                          latePrefetch: pace.lateMisses, catchingUp: pace.catchingUp)
     }
 }

@@ -1,0 +1,206 @@
+import Dispatch
+import Foundation
+import Rendering
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One scan: the walk of the tree (or of some paths), the header reads of what is new or
+/// changed, and what could not be read.
+extension LibraryIndex {
+    /// One scan: of the whole tree, or (`scopes`, none inside another) of those paths only.
+    func scanNow(scopes: Set<DiskPath>? = nil) -> ScanSummary {
+        var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
+        var unlisted: [(relative: DiskPath, error: Int32)] = []
+        let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
+        let scopes = scopes.flatMap { $0.contains(DiskPath(bytes: [])) ? nil : $0 }
+        var links: [DiskPath: DiskPath] = [:]
+        if let scopes {
+            for scope in scopes {
+                collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
+            }
+        } else {
+            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
+        }
+        state.withLock { s in
+            if scopes == nil { s.linkedDirectories = links } else { s.linkedDirectories.merge(links) { $1 } }
+        }
+        let scopeBytes = Set((scopes ?? []).map(\.bytes))
+        let inScope: (DiskPath) -> Bool = { path in
+            scopes == nil || scopeBytes.contains(path.bytes) || Self.hasAncestor(path, in: scopeBytes)
+        }
+        var (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
+        if scopes != nil {
+            records = records.filter { inScope($0.key) }
+            nonImages = nonImages.filter { inScope($0.key) }
+        }
+        var summary = ScanSummary()
+        summary.unreadableDirectories = unlisted.count
+        var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
+        var unreadable: [(path: DiskPath, why: String)] = []
+        var readable: [DiskPath] = []
+        for (path, file) in onDisk {
+            let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
+                ?? nonImages[path]
+            if known == file.identity && !redecide.contains(path) { continue }
+            summary.headerReads += 1
+            let record: AssetRecord?
+            switch probe(file.absolute) {
+            case .success(let info):
+                let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
+                    ?? CaptureDate(epochMilliseconds: file.identity.modifiedNanoseconds / 1_000_000)
+                record = AssetRecord(path: path, bytes: file.identity.size, modifiedNanoseconds: file.identity.modifiedNanoseconds,
+                                     width: info.displayWidth, height: info.displayHeight, taken: taken)
+                readable.append(path)
+            case .failure(let error) where error.kind == .unsupportedSource:
+                record = nil   // read, and not an image: remembered until the file changes
+                readable.append(path)
+            case .failure(let error):
+                // Not read (permissions, I/O, descriptors, gone meanwhile): nothing is decided
+                // about it; what is listed stays, and the next scan tries again.
+                if error.kind != .sourceNotFound {
+                    summary.unreadableFiles += 1
+                    unreadable.append((path, error.message))
+                }
+                continue
+            }
+            if known == nil, record != nil { summary.added += 1 } else if record != nil || records[path] != nil { summary.changed += 1 }
+            upserts.append((path, file.identity, record))
+        }
+        // What lies under a directory that could not be listed now is not known to be gone.
+        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys).filter { path in
+            !unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
+        }
+        summary.removed = removed.filter { records[$0] != nil }.count
+        report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
+               readable: readable, files: unreadable.map(\.path), directories: unlisted.map(\.relative), inScope: inScope)
+        // Once every file decided under another list was read again (or is gone), the database
+        // says it holds the current list's decisions.
+        let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty
+        if !redecide.isEmpty {
+            state.withLock { $0.decidedUnderOtherFormats.subtract(Set(readable).union(removed)) }
+        }
+        guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
+        persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
+        state.withLock { s in
+            var listingChanged = false
+            for (path, identity, record) in upserts {
+                if s.records[path] != record { listingChanged = true }
+                s.records[path] = record
+                s.nonImages[path] = record == nil ? identity : nil
+            }
+            for path in removed {
+                if s.records[path] != nil { listingChanged = true }
+                s.records[path] = nil
+                s.nonImages[path] = nil
+            }
+            if listingChanged { s.generation += 1 }
+            s.headerReads += summary.headerReads
+            Self.reorder(&s, changed: Set(upserts.map(\.0)).union(removed))
+        }
+        return summary
+    }
+
+    /// Records what the scan could not read (`files`, `directories`), and says each new one once
+    /// on stderr (paths relative to the root); forgets those read this time. What was unreadable
+    /// within the scan's reach (`inScope`: all of it for a whole rescan, the paths an update
+    /// looked at) is replaced by what this scan found; the rest stands.
+    func report(_ failures: [(path: DiskPath, why: String)], readable: [DiskPath],
+                        files: [DiskPath], directories: [DiskPath], inScope: (DiskPath) -> Bool) {
+        let fresh = state.withLock { s -> [(path: DiskPath, why: String)] in
+            s.unreadableFiles = s.unreadableFiles.filter { !inScope($0) }.union(files)
+            s.unreadableDirectories = s.unreadableDirectories.filter { !inScope($0) }.union(directories)
+            for path in readable { s.reported.remove(path) }
+            return failures.filter { s.reported.insert($0.path).inserted }
+        }
+        for failure in fresh {
+            let name = failure.path.bytes.isEmpty ? "the library root" : "'\(failure.path)'"
+            FileHandle.standardError.write(Data(("thumbd: library: \(name) could not be read (\(failure.why)); "
+                + "it is tried again at each scan, and what was listed stays listed\n").utf8))
+        }
+    }
+
+    /// Collects what `Library` serves, each under its name as on disk, byte for byte (not
+    /// normalised, perhaps not UTF-8): regular files, skipping dot-files (`Library.isServableName`),
+    /// and what a symlink leads to by `Library.target(of:)`, a file or a directory inside the
+    /// root, as a URL through the link reaches it. A directory that is already on the way down
+    /// (`ancestors`: device and inode; a link to `.` or `..`) is not walked again, so a loop of
+    /// links ends. A directory that is there but cannot be listed (any failure but ENOENT or
+    /// ENOTDIR: it went meanwhile) goes to `unlisted`, with its path relative to the root.
+    func walk(_ directory: DiskPath, relative: [UInt8], ancestors: [DirectoryIdentity],
+                      into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                      unlisted: inout [(relative: DiskPath, error: Int32)],
+                      links: inout [DiskPath: DiskPath]) {
+        guard let dir = openDirectory(directory) else {
+            if errno != ENOENT && errno != ENOTDIR { unlisted.append((DiskPath(bytes: relative), errno)) }
+            return
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = Library.direntName(entry)
+            guard Library.isServableName(name) else { continue }
+            let absolute = directory.appending(name)
+            let path = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
+            guard let st = status(of: absolute, at: path, links: &links) else { continue }
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                let identity = DirectoryIdentity(st)
+                guard !ancestors.contains(identity) else { continue }
+                walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted, links: &links)
+            case S_IFREG:
+                files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Collects what lies at `scope` (relative to the root) as `walk` would from the root: the
+    /// file, or the directory's subtree, reached through the same symlink rules; nothing when a
+    /// name on the way is a dot-file, or the way is gone or leaves the root.
+    func collect(_ scope: DiskPath, rootAncestors: [DirectoryIdentity],
+                         into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                         unlisted: inout [(relative: DiskPath, error: Int32)],
+                         links: inout [DiskPath: DiskPath]) {
+        let names = scope.segments.map { Array($0) }
+        guard !names.isEmpty, names.allSatisfy(Library.isServableName) else { return }
+        var ancestors = rootAncestors
+        var absolute = library.rootPath
+        var relative: [UInt8] = []
+        for (i, name) in names.enumerated() {
+            absolute = absolute.appending(name)
+            relative += (relative.isEmpty ? [] : [UInt8(ascii: "/")]) + name
+            guard let st = status(of: absolute, at: relative, links: &links) else { return }
+            let last = i == names.count - 1
+            switch st.st_mode & S_IFMT {
+            case S_IFDIR:
+                let identity = DirectoryIdentity(st)
+                guard !ancestors.contains(identity) else { return }
+                ancestors.append(identity)
+                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted, links: &links) }
+            case S_IFREG where last:
+                files[DiskPath(bytes: relative)] = (SourceIdentity(st), absolute)
+            default:
+                return
+            }
+        }
+    }
+
+    /// What the walks see at `absolute` (`relative` to the root): its `lstat`, or through a
+    /// symlink what `Library.target(of:)` finds inside the root, a file or a directory (the link
+    /// to a directory noted in `links`); nil when nothing is there or it is not to be listed
+    /// (outside, a dot-file, a FIFO...).
+    func status(of absolute: DiskPath, at relative: [UInt8], links: inout [DiskPath: DiskPath]) -> stat? {
+        var st = stat()
+        guard absolute.withCString({ lstat($0, &st) }) == 0 else { return nil }
+        guard (st.st_mode & S_IFMT) == S_IFLNK else { return st }
+        switch library.target(of: absolute) {
+        case .file(_, let target): return target
+        case .directory(let real, let target):
+            links[DiskPath(bytes: relative)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
+            return target
+        case .other, .outside, .missing, .hidden: return nil
+        }
+    }
+}
