@@ -89,7 +89,8 @@ print(d)' "$2"; }
 launch_thumbd() {
   local port=$1 cache=$2; shift 2
   port_free "$port"
-  "$THUMBD" --library "$PHOTOS" --port "$port" --cache-dir "$cache" "$@" >"$WORK/thumbd-$port.log" 2>&1 &
+  # From $WORK: no config/thumbd.json is read (an older THUMBD_BINARY may not know its keys).
+  (cd "$WORK" && exec "$THUMBD" --library "$PHOTOS" --port "$port" --cache-dir "$cache" "$@") >"$WORK/thumbd-$port.log" 2>&1 &
   TPID=$!; PIDS+=("$TPID")
   wait_http "http://127.0.0.1:$port/healthz" || { cat "$WORK/thumbd-$port.log" >&2; die "thumbd did not start on $port"; }
   for _ in $(seq 150); do
