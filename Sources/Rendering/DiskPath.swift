@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A path as the kernel takes it: bytes. A Linux file name is any bytes but `/` and NUL, and
 /// need not be UTF-8 (a photo copied from an old Windows share may be named in Latin-1), nor
 /// in any one Unicode form (macOS writes NFD, most other systems NFC). A `String` cannot hold
@@ -82,8 +86,50 @@ public struct DiskPath: Sendable, Hashable, Comparable, ExpressibleByStringLiter
         }
     }
 
-    /// Byte order (for valid UTF-8, the order of code points).
+    /// Byte order (for valid UTF-8, the order of code points): `memcmp(3)` over the shorter
+    /// length, then the shorter first.
     public static func < (a: DiskPath, b: DiskPath) -> Bool {
-        a.bytes.lexicographicallyPrecedes(b.bytes)
+        a.storage.withUnsafeBytes { x in
+            b.storage.withUnsafeBytes { y in
+                let common = min(x.count, y.count) - 1   // without the NULs
+                let order = common > 0 ? memcmp(x.baseAddress!, y.baseAddress!, common) : 0
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
+    }
+
+    /// Byte for byte (`memcmp(3)`); the synthesised `==` compared element by element.
+    public static func == (a: DiskPath, b: DiskPath) -> Bool {
+        a.storage.withUnsafeBytes { x in
+            b.storage.withUnsafeBytes { y in x.count == y.count && memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
+    }
+
+    /// The bytes in one call (`Hasher.combine(bytes:)`): the synthesised hash fed the hasher
+    /// one byte at a time, and was a fifth of a 10,000-file listing update (perf, 100,000 records).
+    public func hash(into hasher: inout Hasher) {
+        storage.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
+/// Bytes as a set's key, hashed in one call (an `ArraySlice<UInt8>` hashes byte by byte): the
+/// directories of a listing update, looked up once per `/` of every path in scope.
+public struct ByteKey: Hashable, Sendable {
+    /// The bytes this key stands for.
+    public let bytes: ArraySlice<UInt8>
+
+    /// The key of `bytes`.
+    public init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    /// Byte for byte.
+    public static func == (a: ByteKey, b: ByteKey) -> Bool {
+        a.bytes.withUnsafeBytes { x in
+            b.bytes.withUnsafeBytes { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) }
+        }
+    }
+
+    /// The bytes in one call.
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }

@@ -48,17 +48,17 @@ extension LibraryIndex {
     static func outermost(_ paths: [DiskPath]) -> Set<DiskPath> {
         let all = Set(paths)
         if all.contains(DiskPath(bytes: [])) { return [DiskPath(bytes: [])] }
-        let bytes = Set(all.map(\.bytes))   // once: a set per path made this quadratic (a cp -r of 10,000)
+        let bytes = Set(all.map { ByteKey($0.bytes) })   // once: a set per path made this quadratic (a cp -r of 10,000)
         return all.filter { !Self.hasAncestor($0, in: bytes) }
     }
 
     /// Whether a directory on the way to `path` (a proper prefix ending at a `/`) is in `set`
     /// (paths' bytes): a lookup per `/`, no allocation.
-    static func hasAncestor(_ path: DiskPath, in set: Set<ArraySlice<UInt8>>) -> Bool {
+    static func hasAncestor(_ path: DiskPath, in set: Set<ByteKey>) -> Bool {
         let bytes = path.bytes
         var i = bytes.startIndex
         while i < bytes.endIndex {
-            if bytes[i] == UInt8(ascii: "/"), set.contains(bytes[bytes.startIndex..<i]) { return true }
+            if bytes[i] == UInt8(ascii: "/"), set.contains(ByteKey(bytes[bytes.startIndex..<i])) { return true }
             i += 1
         }
         return false

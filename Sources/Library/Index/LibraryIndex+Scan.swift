@@ -26,31 +26,35 @@ extension LibraryIndex {
         state.withLock { s in
             if scopes == nil { s.linkedDirectories = links } else { s.linkedDirectories.merge(links) { $1 } }
         }
-        let scopeBytes = Set((scopes ?? []).map(\.bytes))
+        let scopeBytes = Set((scopes ?? []).map { ByteKey($0.bytes) })
         let inScope: (DiskPath) -> Bool = { path in
-            scopes == nil || scopeBytes.contains(path.bytes) || Self.hasAncestor(path, in: scopeBytes)
+            scopes == nil || scopeBytes.contains(ByteKey(path.bytes)) || Self.hasAncestor(path, in: scopeBytes)
         }
-        var (records, nonImages, redecide) = state.withLock { ($0.records, $0.nonImages, $0.decidedUnderOtherFormats) }
-        if scopes != nil {
-            records = records.filter { inScope($0.key) }
-            nonImages = nonImages.filter { inScope($0.key) }
+        let (records, nonImages, redecide) = state.withLock { s in
+            let (records, nonImages) = scopes.map(s.entries(at:)) ?? (s.records, s.nonImages)
+            return (records, nonImages, s.decidedUnderOtherFormats)
         }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
         var unreadable: [(path: DiskPath, why: String)] = []
         var readable: [DiskPath] = []
+        var toRead: [(path: DiskPath, identity: SourceIdentity, absolute: DiskPath, known: SourceIdentity?)] = []   // new or changed
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
             if known == file.identity && !redecide.contains(path) { continue }
+            toRead.append((path, file.identity, file.absolute, known))
+        }
+        let headers = readHeaders(toRead.map(\.absolute))
+        for ((path, identity, _, known), header) in zip(toRead, headers) {
             summary.headerReads += 1
             let record: AssetRecord?
-            switch probe(file.absolute) {
+            switch header {
             case .success(let info):
                 let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
-                    ?? CaptureDate(epochMilliseconds: file.identity.modifiedNanoseconds / 1_000_000)
-                record = AssetRecord(path: path, bytes: file.identity.size, modifiedNanoseconds: file.identity.modifiedNanoseconds,
+                    ?? CaptureDate(epochMilliseconds: identity.modifiedNanoseconds / 1_000_000)
+                record = AssetRecord(path: path, bytes: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
                                      width: info.displayWidth, height: info.displayHeight, taken: taken)
                 readable.append(path)
             case .failure(let error) where error.kind == .unsupportedSource:
@@ -66,7 +70,7 @@ extension LibraryIndex {
                 continue
             }
             if known == nil, record != nil { summary.added += 1 } else if record != nil || records[path] != nil { summary.changed += 1 }
-            upserts.append((path, file.identity, record))
+            upserts.append((path, identity, record))
         }
         // What lies under a directory that could not be listed now is not known to be gone.
         let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys).filter { path in
@@ -84,22 +88,42 @@ extension LibraryIndex {
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
         state.withLock { s in
-            var listingChanged = false
+            var replaced: [AssetRecord] = [], fresh: [AssetRecord] = []
             for (path, identity, record) in upserts {
-                if s.records[path] != record { listingChanged = true }
-                s.records[path] = record
-                s.nonImages[path] = record == nil ? identity : nil
+                let old = s.records[path]
+                if old != record { old.map { replaced.append($0) }; record.map { fresh.append($0) } }
+                s.set(path, record: record, nonImage: record == nil ? identity : nil)
             }
             for path in removed {
-                if s.records[path] != nil { listingChanged = true }
-                s.records[path] = nil
-                s.nonImages[path] = nil
+                s.records[path].map { replaced.append($0) }
+                s.set(path, record: nil, nonImage: nil)
             }
-            if listingChanged { s.generation += 1 }
+            if !replaced.isEmpty || !fresh.isEmpty { s.generation += 1 }
             s.headerReads += summary.headerReads
-            Self.reorder(&s, changed: Set(upserts.map(\.0)).union(removed))
+            Self.reorder(&s, removing: replaced, inserting: fresh)
         }
         return summary
+    }
+
+    /// The headers of `files` (absolute paths), in their order: read by up to
+    /// `headerReaders` threads at once when there are many (a first scan, a `cp -r`), one by
+    /// one when few. Each read is independent (libvips is thread-safe; the probe is @Sendable).
+    func readHeaders(_ files: [DiskPath]) -> [Result<SourceInfo, RenderError>] {
+        let threads = min(headerReaders, files.count / 16)
+        guard threads > 1 else { return files.map(probe) }
+        let results = Mutex([Result<SourceInfo, RenderError>?](repeating: nil, count: files.count))
+        let next = Atomic(0)
+        let probe = probe
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            var mine: [(Int, Result<SourceInfo, RenderError>)] = []
+            while true {
+                let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard i < files.count else { break }
+                mine.append((i, probe(files[i])))
+            }
+            results.withLock { all in for (i, result) in mine { all[i] = result } }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 
     /// Records what the scan could not read (`files`, `directories`), and says each new one once

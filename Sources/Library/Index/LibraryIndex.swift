@@ -42,6 +42,9 @@ public final class LibraryIndex: Sendable {
         var records: [DiskPath: AssetRecord] = [:]
         /// Files that are not images, remembered with their identity so they are not probed again.
         var nonImages: [DiskPath: SourceIdentity] = [:]
+        /// Each directory (relative to the root) holding entries, with how many at any depth
+        /// under it (`set`, `entries(at:)`).
+        var entriesUnder: [DiskPath: Int] = [:]
         var newest: [AssetRecord] = []
         var oldest: [AssetRecord] = []
         /// The listing's generation (`generation`): one more each time the listed records change.
@@ -68,6 +71,9 @@ public final class LibraryIndex: Sendable {
     /// The library whose files this index lists.
     public let library: Library
     let probe: Probe
+    /// How many threads read headers at once in a scan with many to read: one per core
+    /// (header reads are CPU-bound: EXIF parsing, libvips' loaders).
+    let headerReaders = max(1, ProcessInfo.processInfo.activeProcessorCount)
     let openDirectory: OpenDirectory
     let state = Mutex(State())
     let database: Mutex<SQLiteDatabase>
@@ -133,6 +139,7 @@ public final class LibraryIndex: Sendable {
             loaded = State()
         }
         Self.sort(&loaded)
+        loaded.countAll()
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         database = Mutex(db)
