@@ -34,6 +34,13 @@ int cvips_source_format(VipsSource *source, int fd, const char **coder, cvips_fa
  * 0, or -1 with `failure` filled (CVIPS_UNSUPPORTED, or CVIPS_INTERNAL out of memory). */
 int cvips_magick_load(int fd, const char *coder, VipsImage **out, cvips_failure *failure);
 
+/* The end of every render, once libvips' thumbnail operation gave `thumbnailed`: decoded into
+ * memory (a decode error is the source's), the exact size, sRGB 8-bit, alpha flattened on white
+ * for JPEG, encoded. Takes `context` (every intermediate hangs off it) and unrefs it.
+ * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
+int cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_render_options *options,
+                        cvips_thumbnail *thumbnail, cvips_failure *failure);
+
 /* Makes `in` exactly `width` x `height` px when vips_thumbnail missed by rounding: a centre
  * crop for any excess, a tiny resize (and as a last resort an edge-copy embed) for any
  * shortfall. 0, or -1 with the libvips error pending. */

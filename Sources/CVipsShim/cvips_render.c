@@ -20,8 +20,6 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
     VipsImage *in;
     VipsSource *source;
     const char *coder;
-    void *bytes = NULL;
-    size_t length = 0;
     int result;
 
     memset(thumbnail, 0, sizeof(*thumbnail));
@@ -100,14 +98,25 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
     }
+    return cvips_render_finish(context, t[0], options, thumbnail, failure);
+}
+
+int
+cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_render_options *options,
+                    cvips_thumbnail *thumbnail, cvips_failure *failure)
+{
+    VipsImage **t = (VipsImage **) vips_object_local_array(context, 1);
+    VipsImage *in;
+    void *bytes = NULL;
+    size_t length = 0;
 
     /* Decode now, into a thumbnail-sized buffer, so a decode error is reported as the
      * source's and a later error can only be ours. */
-    if (!(t[1] = vips_image_copy_memory(t[0]))) {
+    if (!(t[0] = vips_image_copy_memory(thumbnailed))) {
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
     }
-    in = t[1];
+    in = t[0];
 
     if (cvips_exact_size(context, in, &in, options->width, options->height) ||
         cvips_to_srgb8(context, in, &in)) {

@@ -53,6 +53,34 @@ public struct Renderer: Sendable {
                          width: Int(output.width), height: Int(output.height))
     }
 
+    /// Renders `request`'s grid (a `cover` one) from `donor`, a larger thumbnail of the same
+    /// source that thumbd made (so upright, sRGB, no metadata) and whose box has the same
+    /// aspect ratio or holds the whole image: the same centre crop at `spec`'s exact size, with
+    /// no decode of the original (a 236 px cell from a 393 px one: ~2 ms against ~45 ms for a
+    /// 12 MP JPEG). `request.source` is not read.
+    /// - Throws: `.internalFailure` when the donor is not larger than the box or cannot be
+    ///   decoded (the caller renders from the source instead).
+    public func render(from donor: Thumbnail, _ request: RenderRequest) throws(RenderError) -> Thumbnail {
+        defer { cvips_job_end() }
+        try Vips.start()
+        let spec = request.spec
+        guard spec.fit == .cover, donor.width >= spec.width, donor.height >= spec.height else {
+            throw RenderError(kind: .internalFailure, message: "the donor thumbnail is smaller than the grid")
+        }
+        let format = request.format ?? donor.format
+        var options = cvips_render_options(
+            width: Int32(spec.width), height: Int32(spec.height), crop: 1, format: format.shimFormat,
+            quality: Int32(min(100, max(1, request.quality))),
+            png_compression: Int32(min(9, max(0, pngCompression))), colour_transform: 0)
+        var output = cvips_thumbnail()
+        var failure = cvips_failure()
+        let status = donor.bytes.withUnsafeBytes { cvips_render_encoded($0.baseAddress, $0.count, &options, &output, &failure) }
+        guard status == 0 else { throw RenderError(failure) }
+        defer { cvips_thumbnail_free(&output) }
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
+        return Thumbnail(bytes: bytes, format: format, width: Int(output.width), height: Int(output.height))
+    }
+
     /// Reads the header of the file at `path` without decoding pixels.
     /// - Throws: `.sourceNotFound`, `.unsupportedSource` (no readable header, empty, not a
     ///   regular file), `.outOfDescriptors`, `.internalFailure`.

@@ -14,10 +14,10 @@ enum EntityTag {
         case any
     }
 
-    /// How the `If-None-Match` field values match `etag` (quoted, strong). A listed ETag
-    /// outranks `*`.
+    /// How the `If-None-Match` field values match `etag` (quoted, weak or strong: compared
+    /// without the `W/` on either side). A listed ETag outranks `*`.
     static func noneMatch(_ fieldValues: [String], etag: String) -> NoneMatch {
-        var etag = etag
+        var etag = etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag
         etag.makeContiguousUTF8()
         return etag.utf8.withContiguousStorageIfAvailable { etag in
             var result = NoneMatch.none

@@ -90,7 +90,7 @@ extension ThumbService {
         "write_errors":\(s.disk.writeErrors),"corrupt":\(s.disk.corrupt),"directory_faults":\(s.disk.directoryFaults),\
         "fault":\(s.disk.fault.map(JSON.quote) ?? "null")},\
         "renders":{"total":\(s.renders.total),"failed":\(s.renders.failed),"coalesced":\(s.renders.coalesced),\
-        "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
+        "in_flight":\(s.inFlight),"queued":\(s.queued),"prefetch":\(s.renders.prefetch),"derived":\(s.renders.derived),"refused":\(s.renders.refused),"known_failures":\(s.renders.knownFailures),\
         "abandoned":\(s.renders.abandoned),"flights":\(s.flights),\
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
@@ -155,6 +155,9 @@ extension ThumbService {
                [("", "\(s.renders.prefetch)")])
         metric("thumbd_renders_coalesced_total", "counter", "Requests that joined a lookup already in flight.",
                [("", "\(s.renders.coalesced)")])
+        metric("thumbd_renders_derived_total", "counter",
+               "Renders made from a cached larger grid of the same photo, not from the source.",
+               [("", "\(s.renders.derived)")])
         metric("thumbd_renders_refused_total", "counter", "Client misses refused with 503: render queue full.",
                [("", "\(s.renders.refused)")])
         metric("thumbd_renders_known_failures_total", "counter",

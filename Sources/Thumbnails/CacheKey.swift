@@ -65,10 +65,13 @@ public final class CacheKey: Sendable, Hashable {
         self.canonical = canonical
         let digest = Digest.hex128(canonical.utf8)
         self.digest = digest
-        etag = "\"" + digest + "\""
+        etag = "W/\"" + digest + "\""
     }
 
-    /// The strong ETag (RFC 9110 §8.8.3): the digest, quoted. Built once, sent on every hit.
+    /// The ETag (RFC 9110 §8.8.3): the digest, quoted, weak (`W/`): one key is one picture, not
+    /// always the same bytes (a grid derived from a cached larger one, `derive_grids`; another
+    /// libvips build), which is what a weak validator says (§8.8.1). `If-None-Match` compares
+    /// weakly anyway (§13.1.2), and thumbnails take no `Range`. Built once, sent on every hit.
     public let etag: String
 
     /// Every field is in `canonical`, so it alone decides equality, compared as bytes (`String`

@@ -181,6 +181,13 @@ public final class DiskCache: Sendable {
         return nil
     }
 
+    /// `read`, but counting neither a hit nor a miss: a donor for a smaller grid
+    /// (`ThumbnailPipeline.derivationDonor`) is not a request for it. Blocks on file I/O.
+    public func peek(_ key: CacheKey) -> Thumbnail? {
+        if case .hit(let thumbnail) = lookUp(key, waiting: true, countingMisses: false, countingHits: false) { return thumbnail }
+        return nil
+    }
+
     /// `read`, but from the page cache only (`preadv2(2)` with `RWF_NOWAIT`), so an event-loop
     /// thread can serve a warm entry itself: `.wouldBlock` when that would wait for the disk.
     /// Opening the file can still touch the disk for an inode not in memory (as nginx's reads do).
@@ -202,13 +209,14 @@ public final class DiskCache: Sendable {
 
     /// One lock on the way in (a hit is counted, and made most recent, at once), a second only
     /// when the file turns out missing, corrupt or not in the page cache.
-    private func lookUp(_ key: CacheKey, waiting: Bool, countingMisses: Bool) -> Lookup {
+    private func lookUp(_ key: CacheKey, waiting: Bool, countingMisses: Bool, countingHits: Bool = true) -> Lookup {
+        let hit = countingHits ? 1 : 0   // added now, taken back if the entry cannot be served
         let known = index.withLock { state -> Bool in
             guard state.lru.touch(key.digest) != nil else {
                 if countingMisses { state.lru.misses += 1 }
                 return false
             }
-            state.lru.hits += 1
+            state.lru.hits += hit
             return true
         }
         guard known else { return .miss }
@@ -218,7 +226,7 @@ public final class DiskCache: Sendable {
             // No descriptor free: nothing is known about the file, which stays indexed (a
             // blocking read renders instead, and that render meets the same shortage or not).
             index.withLock { state in
-                state.lru.hits -= 1
+                state.lru.hits -= hit
                 if countingMisses && waiting { state.lru.misses += 1 }
             }
             return waiting ? .miss : .wouldBlock
@@ -228,7 +236,7 @@ public final class DiskCache: Sendable {
             guard let found = Self.readEntry(fd, key: key.canonical, waiting: waiting,
                                              stampInterval: recencyResolutionNanoseconds) else {
                 close(fd)
-                index.withLock { $0.lru.hits -= 1 }
+                index.withLock { $0.lru.hits -= hit }
                 return .wouldBlock
             }
             thumbnail = found
@@ -237,7 +245,7 @@ public final class DiskCache: Sendable {
         guard let thumbnail else {
             if fd >= 0 { CacheDirectory.removeEntry(path) }
             index.withLock { state in
-                state.lru.hits -= 1
+                state.lru.hits -= hit
                 state.open[key.digest] = nil
                 if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
                 if countingMisses { state.lru.misses += 1 }

@@ -74,6 +74,12 @@ public final class MemoryCache: Sendable {
         }
     }
 
+    /// The entry for `digest`, neither counted nor made more recent: a donor for a smaller
+    /// grid (`ThumbnailPipeline.derivationDonor`) is not a request for it.
+    public func peek(_ digest: String) -> Entry? {
+        state.withLock { $0.peek(digest) }
+    }
+
     /// The entry for `digest` without counting or reordering (for prefetch's "already cached").
     public func contains(_ digest: String) -> Bool {
         state.withLock { $0.index[digest] != nil }

@@ -1,3 +1,5 @@
+import Rendering
+
 /// Settings of the cache and render pipeline. Every default matches `config/thumbd.json`.
 public struct PipelineConfiguration: Sendable {
     /// Where the disk cache lives (`entries/`, `tmp/`). Created if missing.
@@ -30,6 +32,13 @@ public struct PipelineConfiguration: Sendable {
     /// `DiskCache.openWithoutWaiting`); 0 keeps none (each hit opens and checks its file).
     /// `256` by default; thumbd sets it from the descriptor limit.
     public var openDiskEntryLimit: Int = 256
+
+    /// The server's grids: where a smaller `cover` grid may be derived from
+    /// (`ThumbnailPipeline.derivationDonor`). Empty (none) by default; thumbd sets its grids.
+    public var grids: [GridSpec] = []
+    /// Whether a `cover` grid is rendered from a cached larger grid of the same source when one
+    /// gives the same picture (`derive_grids`). `true` by default.
+    public var deriveGrids = true
 
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory

@@ -12,6 +12,9 @@ public final class RenderStatistics: Sendable {
         public var coalesced = 0
         /// Renders started for prefetch jobs (included in `total`).
         public var prefetch = 0
+        /// Renders made from a cached larger grid of the same source, not from the source
+        /// (included in `total`; `ThumbnailPipeline.derivationDonor`).
+        public var derived = 0
         /// Client misses refused with 503 because the render queue was full (no render ran).
         public var refused = 0
         /// Client misses answered with a failure remembered for their source (415 or 422 that
@@ -45,10 +48,11 @@ public final class RenderStatistics: Sendable {
 
     public init() {}
 
-    func recordRender(milliseconds: Double, failed: Bool, prefetch: Bool) {
+    func recordRender(milliseconds: Double, failed: Bool, prefetch: Bool, derived: Bool = false) {
         state.withLock { s in
             s.snapshot.total += 1
             if prefetch { s.snapshot.prefetch += 1 }
+            if derived { s.snapshot.derived += 1 }
             if failed { s.snapshot.failed += 1; return }
             if s.recent.count < Self.window { s.recent.append(milliseconds) } else { s.recent[s.next] = milliseconds }
             s.next = (s.next + 1) % Self.window

@@ -340,11 +340,14 @@ public final class ThumbnailPipeline: Sendable {
                                           format: request.key.format.format, quality: request.key.quality,
                                           maxPixels: configuration.maxSourcePixels,
                                           expectedSource: request.key.source)
-        let result = Result { () throws(RenderError) in try renderer.render(renderRequest) }
+        // From a cached larger grid when one gives the same picture; from the source otherwise
+        // (also when that fails: the donor is only ever a shortcut).
+        let derived = derivationDonor(for: request.key).flatMap { donor in try? renderer.render(from: donor, renderRequest) }
+        let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
         let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         switch result {
         case .success(let thumbnail):
-            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch)
+            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil)
             return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))
         case .failure(let error):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: true, prefetch: prefetch)

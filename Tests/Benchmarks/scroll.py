@@ -52,6 +52,7 @@ Figures (all from timestamps taken in this process, time.perf_counter):
   server queue       client misses waiting for a render worker (renders.queued - prefetch.queued),
                      sampled from /stats every 0.25 s while scrolling: abandoned requests pile up here
   server extras      /stats fields about abandoned work when present (renders.abandoned/dropped,
+                     renders.derived: made from a cached larger grid,
                      requests.aborted, 499s...), as deltas over the run
 
 Usage, against a server already running (its cache should be cold for figures that mean anything):
@@ -477,7 +478,7 @@ def flatten(d, prefix=""):
     return out
 
 
-EXTRA_RE = re.compile(r"abandon|drop|abort|disconnect|gone|client_left|499")
+EXTRA_RE = re.compile(r"abandon|drop|abort|disconnect|gone|client_left|499|derived")
 
 
 def extras(stats):

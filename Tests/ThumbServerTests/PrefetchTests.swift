@@ -32,9 +32,7 @@ import Testing
     }
 
     func post(_ server: ServerHarness, _ body: String) throws -> TestResponse {
-        let request = "POST /prefetch HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        return try TestClient.parse(TestClient.exchange(port: server.port, Array(request.utf8)))
+        try server.post("/prefetch", body)
     }
 
     func waitForFinalState(_ server: ServerHarness, job id: Int, seconds: Double = 60) throws -> [String: Any] {

@@ -117,6 +117,13 @@ int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
 int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
                  cvips_failure *failure);
 
+/* Renders a thumbnail from another thumbnail's encoded bytes (JPEG, PNG or WebP that thumbd
+ * made: sRGB, upright, no metadata), `length` bytes at `bytes`, as cvips_render does from a
+ * source: a smaller grid from a cached larger one, with no decode of the original. The bytes
+ * are only read, and need live only for the call. Returns 0, or -1 with `failure` filled. */
+int cvips_render_encoded(const void *bytes, size_t length, const cvips_render_options *options,
+                         cvips_thumbnail *thumbnail, cvips_failure *failure);
+
 /* Frees the bytes of a thumbnail made by cvips_render (g_free). */
 void cvips_thumbnail_free(cvips_thumbnail *thumbnail);
 

@@ -18,6 +18,8 @@ extension Config {
         pipeline.renderDeadlineSeconds = renderTimeoutSeconds
         pipeline.memoryFileBudget = descriptors.memoryFiles
         pipeline.openDiskEntryLimit = descriptors.openDiskEntries
+        pipeline.grids = grids
+        pipeline.deriveGrids = deriveGrids
         return pipeline
     }
 

@@ -38,6 +38,9 @@ public struct Config: Sendable, Equatable {
     public var quality = 80
     /// WebP for clients whose `Accept` names it (`webp`). `true` by default.
     public var webp = true
+    /// A smaller `cover` grid rendered from a cached larger grid of the same photo when one
+    /// gives the same picture (`derive_grids`; `ThumbnailPipeline.derivationDonor`). `true` by default.
+    public var deriveGrids = true
     /// Source pixel limit, from the header (`max_source_pixels`). `100000000` by default.
     public var maxSourcePixels = 100_000_000
     /// Source size limit, bytes; 0 = none (`max_source_bytes`). `268435456` (256 MiB) by default.

@@ -80,6 +80,7 @@ struct ConfigOption: Sendable {
               "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)"),
         .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
         .boolean("webp", \.webp, "serve WebP to clients that accept it"),
+        .boolean("derive_grids", \.deriveGrids, "render a smaller cover grid from a cached larger one of the same photo"),
         .integer("max_source_pixels", \.maxSourcePixels, "source pixel limit (width x height)", range: 1...(1 << 40)),
         .integer("max_source_bytes", \.maxSourceBytes, "source file size limit, bytes (0 = none)", range: 0...(1 << 50)),
         .string("cache_control", \.cacheControl, "Cache-Control of thumbnails at their versioned URL (?v= current)"),

@@ -184,4 +184,24 @@ enum VipsCLI {
         }
         return value
     }
+
+    /// Peak signal-to-noise ratio of two same-sized encoded images, dB (10 log10(255^2 / MSE),
+    /// the mean over bands): `vips subtract`, `vips multiply`, `vips avg`. Infinity when equal.
+    static func psnr(_ a: [UInt8], _ b: [UInt8]) throws -> Double {
+        let directory = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fileA = directory.appendingPathComponent("a").path
+        let fileB = directory.appendingPathComponent("b").path
+        let difference = directory.appendingPathComponent("difference.v").path
+        let squared = directory.appendingPathComponent("squared.v").path
+        try Data(a).write(to: URL(fileURLWithPath: fileA))
+        try Data(b).write(to: URL(fileURLWithPath: fileB))
+        guard try run("vips", ["subtract", fileA, fileB, difference]) != nil,
+              try run("vips", ["multiply", difference, difference, squared]) != nil,
+              let average = try run("vips", ["avg", squared]),
+              let mse = Double(average.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Failure(description: "vips subtract/multiply/avg failed")
+        }
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
 }

@@ -55,6 +55,13 @@ final class ServerHarness: @unchecked Sendable {
         try TestClient.get(port: port, target, method: method, headers: headers)
     }
 
+    /// A JSON `POST` to `target` (`/prefetch`) with `body`.
+    func post(_ target: String, _ body: String) throws -> TestResponse {
+        let request = "POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        return try TestClient.parse(TestClient.exchange(port: port, Array(request.utf8)))
+    }
+
     /// Waits for the library index's first scan (started in the background at start-up), so a
     /// test's own `rescan()` calls see only the changes the test makes.
     func waitForInitialScan() {
