@@ -2,8 +2,8 @@ import Rendering
 
 /// A grid rendered from a cached larger grid of the same source instead of from the source:
 /// switching a scrolled library from 3 columns to 5 wants, for most cells on screen, a smaller
-/// thumbnail of a photo whose grid-3 thumbnail was just made. Decoding that 393 px JPEG takes a
-/// millisecond or two; decoding the 12 MP original ~45 ms (measured: `Tests/Benchmarks/derive.sh`).
+/// thumbnail of a photo whose grid-3 thumbnail was just made. A render from that 393 px JPEG took
+/// 7.4 ms, from the 8–12 MP original 41.9 ms (`Tests/Benchmarks/derive.sh`, a loaded machine).
 ///
 /// The rule, the same for clients and prefetch: a `cover` grid is derived when the memory or
 /// disk tier holds, for the same asset, source identity, format choice and quality, a thumbnail
