@@ -168,40 +168,34 @@ enum VipsCLI {
     /// Mean absolute difference of two same-sized encoded images, 0...255 per band:
     /// `vips subtract`, `vips abs`, `vips avg`.
     static func meanAbsoluteDifference(_ a: [UInt8], _ b: [UInt8]) throws -> Double {
-        let directory = try TestFiles.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let fileA = directory.appendingPathComponent("a").path
-        let fileB = directory.appendingPathComponent("b").path
-        let difference = directory.appendingPathComponent("difference.v").path
-        let magnitude = directory.appendingPathComponent("magnitude.v").path
-        try Data(a).write(to: URL(fileURLWithPath: fileA))
-        try Data(b).write(to: URL(fileURLWithPath: fileB))
-        guard try run("vips", ["subtract", fileA, fileB, difference]) != nil,
-              try run("vips", ["abs", difference, magnitude]) != nil,
-              let average = try run("vips", ["avg", magnitude]),
-              let value = Double(average.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw Failure(description: "vips subtract/abs/avg failed")
-        }
-        return value
+        try averageOfDifference(a, b, "abs")
     }
 
     /// Peak signal-to-noise ratio of two same-sized encoded images, dB (10 log10(255^2 / MSE),
-    /// the mean over bands): `vips subtract`, `vips multiply`, `vips avg`. Infinity when equal.
+    /// the mean over bands): `vips subtract`, `vips multiply` by itself, `vips avg`. Infinity when equal.
     static func psnr(_ a: [UInt8], _ b: [UInt8]) throws -> Double {
+        let mse = try averageOfDifference(a, b, "square")
+        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+    }
+
+    /// `vips avg` of `a - b` after `operation`: "abs" (`vips abs`) or "square" (`vips multiply`
+    /// of the difference by itself).
+    private static func averageOfDifference(_ a: [UInt8], _ b: [UInt8], _ operation: String) throws -> Double {
         let directory = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let fileA = directory.appendingPathComponent("a").path
         let fileB = directory.appendingPathComponent("b").path
         let difference = directory.appendingPathComponent("difference.v").path
-        let squared = directory.appendingPathComponent("squared.v").path
+        let result = directory.appendingPathComponent("result.v").path
         try Data(a).write(to: URL(fileURLWithPath: fileA))
         try Data(b).write(to: URL(fileURLWithPath: fileB))
+        let step = operation == "abs" ? ["abs", difference, result] : ["multiply", difference, difference, result]
         guard try run("vips", ["subtract", fileA, fileB, difference]) != nil,
-              try run("vips", ["multiply", difference, difference, squared]) != nil,
-              let average = try run("vips", ["avg", squared]),
-              let mse = Double(average.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw Failure(description: "vips subtract/multiply/avg failed")
+              try run("vips", step) != nil,
+              let average = try run("vips", ["avg", result]),
+              let value = Double(average.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Failure(description: "vips subtract/\(step[0])/avg failed")
         }
-        return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
+        return value
     }
 }
