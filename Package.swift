@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CVips", pkgConfig: "gobject-2.0", providers: [.apt(["libvips-dev"])]),
         // xxHash from Debian (`libxxhash-dev`): cache-key digests and disk-entry checksums.
         .systemLibrary(name: "CXXHash", pkgConfig: "libxxhash", providers: [.apt(["libxxhash-dev"])]),
+        // zlib from Debian (`zlib1g-dev`): CRC32, as nginx's consistent hash computes it.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // SQLite from Debian (`libsqlite3-dev`): the persisted library index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
@@ -48,6 +50,8 @@ let package = Package(
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process.
         .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking"]),
+        // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
+        .target(name: "Cluster", dependencies: ["CZlib"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
@@ -59,6 +63,6 @@ let package = Package(
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),
-        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking", "Cluster"]),
     ]
 )
