@@ -37,6 +37,8 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
+        // Evan Wallace's ThumbHash in Swift: a ≤100x100 RGBA image ⇄ a 5-25 byte placeholder.
+        .target(name: "ThumbHash"),
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
         // the listing index (headers read once, persisted in SQLite) and the inotify watch that
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
@@ -56,6 +58,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering", "Locking"]),
+        .testTarget(name: "ThumbHashTests", dependencies: ["ThumbHash"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),
