@@ -44,8 +44,8 @@ let package = Package(
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
         .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux", "Locking"]),
         // A resolved asset → its thumbnail: cache key, memory and disk caches, render scheduler,
-        // coalescing pipeline, prefetch.
-        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "CXXHash", "CLinux", "Locking"]),
+        // coalescing pipeline, prefetch, the placeholders renders make and their backfill.
+        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "ThumbHash", "CXXHash", "CLinux", "Locking"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process.

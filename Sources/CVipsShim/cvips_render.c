@@ -114,8 +114,11 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
     }
+    if (options->placeholder_side > 0)
+        cvips_placeholder(context, in, options->placeholder_side, thumbnail);
     if (options->format == CVIPS_FORMAT_JPEG &&
         cvips_flatten_white(context, in, &in)) {
+        cvips_thumbnail_free(thumbnail);   /* the placeholder, if made */
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_INTERNAL, "cannot flatten alpha for JPEG");
     }
@@ -125,6 +128,7 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
 
         g_snprintf(what, sizeof(what), "cannot encode the thumbnail as %s",
             cvips_format_names[options->format <= CVIPS_FORMAT_WEBP ? options->format : 0]);
+        cvips_thumbnail_free(thumbnail);
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_INTERNAL, what);
     }
@@ -142,6 +146,9 @@ void
 cvips_thumbnail_free(cvips_thumbnail *thumbnail)
 {
     g_free(thumbnail->bytes);
+    g_free(thumbnail->placeholder);
     thumbnail->bytes = NULL;
     thumbnail->length = 0;
+    thumbnail->placeholder = NULL;
+    thumbnail->placeholder_length = 0;
 }

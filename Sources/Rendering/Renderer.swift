@@ -38,7 +38,8 @@ public struct Renderer: Sendable {
             format: format.shimFormat,
             quality: Int32(min(100, max(1, request.quality))),
             png_compression: Int32(min(9, max(0, pngCompression))),
-            colour_transform: info.needsColourTransform ? 1 : 0)
+            colour_transform: info.needsColourTransform ? 1 : 0,
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
 
         var output = cvips_thumbnail()
         var failure = cvips_failure()
@@ -49,8 +50,13 @@ public struct Renderer: Sendable {
         // Written to while it was decoded: the pixels may be of either version.
         try source.check(request.expectedSource)
         let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
+        let placeholder = output.placeholder.map { pixels in
+            PlaceholderImage(width: Int(output.placeholder_width), height: Int(output.placeholder_height),
+                             rgba: [UInt8](UnsafeRawBufferPointer(start: pixels, count: output.placeholder_length)),
+                             microseconds: Int(output.placeholder_microseconds))
+        }
         return Thumbnail(bytes: bytes, format: format,
-                         width: Int(output.width), height: Int(output.height))
+                         width: Int(output.width), height: Int(output.height), placeholder: placeholder)
     }
 
     /// Reads the header of the file at `path` without decoding pixels.

@@ -53,7 +53,8 @@ extension LibraryIndex {
         objects.bind([])
         while try objects.step() {
             let type = objects.text(0) ?? "", name = objects.text(1) ?? ""
-            guard (type == "table" && name == "assets") || (type == "index" && name.hasPrefix("sqlite_autoindex_assets")) else {
+            guard (type == "table" && ["assets", "thumbhashes"].contains(name))
+                    || (type == "index" && (name.hasPrefix("sqlite_autoindex_assets") || name.hasPrefix("sqlite_autoindex_thumbhashes"))) else {
                 throw SQLiteDatabase.Failure(description: "\(path) holds \(type) \(name), which is not thumbd's")
             }
         }
@@ -64,13 +65,20 @@ extension LibraryIndex {
         guard found.isEmpty || found.elementsEqual(columns, by: ==) else {
             throw SQLiteDatabase.Failure(description: "\(path) has a table assets that is not thumbd's")
         }
+        let thumbhashInfo = try db.prepare("PRAGMA table_info(thumbhashes)")
+        thumbhashInfo.bind([])
+        found = []
+        while try thumbhashInfo.step() { found.append((thumbhashInfo.text(1) ?? "", thumbhashInfo.text(2) ?? "")) }
+        guard found.isEmpty || found.elementsEqual(thumbhashColumns, by: ==) else {
+            throw SQLiteDatabase.Failure(description: "\(path) has a table thumbhashes that is not thumbd's")
+        }
         try db.execute("""
             PRAGMA journal_mode=WAL;
             PRAGMA synchronous=NORMAL;
             CREATE TABLE IF NOT EXISTS assets (
                 path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, is_image INTEGER NOT NULL,
                 width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER);
-            """)
+            """ + createThumbhashes)
         let check = try db.prepare("SELECT count(*) FROM assets")
         check.bind([])
         _ = try check.step()
@@ -129,6 +137,7 @@ extension LibraryIndex {
                     }
                     let delete = try db.prepare("DELETE FROM assets WHERE path = ?")
                     for path in removed { try delete.run([Self.column(path)]) }
+                    try dropThumbhashes(upserts: upserts, removed: removed, in: db)
                 }
             } catch {
                 // The in-memory index stays right; the next start re-reads what was not saved.

@@ -70,6 +70,9 @@ public final class LibraryIndex: Sendable {
     let probe: Probe
     let openDirectory: OpenDirectory
     let state = Mutex(State())
+    /// The placeholders of listed images (`LibraryIndex+Thumbhash`): their own lock, so a
+    /// render storing one never waits on a listing or a scan.
+    let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
     let database: Mutex<SQLiteDatabase>
     let scanLock = Mutex(())
     /// Whether the index is kept in its database file; false when that file is busy, damaged
@@ -100,9 +103,11 @@ public final class LibraryIndex: Sendable {
         self.openDirectory = openDirectory
         var db: SQLiteDatabase
         var loaded: State
+        var loadedThumbhashes: [DiskPath: StoredThumbhash] = [:]
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            loadedThumbhashes = try Self.loadThumbhashes(from: db, for: loaded.records)
             if try Self.formatsRevision(of: db) != Vips.formatsRevision {
                 loaded.decidedUnderOtherFormats = Set(loaded.records.keys).union(loaded.nonImages.keys)
                 if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
@@ -131,10 +136,12 @@ public final class LibraryIndex: Sendable {
                 notPersistedBecause = String(describing: error)
             }
             loaded = State()
+            loadedThumbhashes = [:]
         }
         Self.sort(&loaded)
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
+        thumbhashes.withLock { $0 = loadedThumbhashes }
         database = Mutex(db)
     }
 
