@@ -114,8 +114,18 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
     }
-    if (options->placeholder_side > 0)
+    /* The placeholder and the encoder both read the sRGB pixels: made once, in memory (the
+     * thumbnail's size, 8 MB at most at grid 1), rather than computed again for each. */
+    if (options->placeholder_side > 0) {
+        VipsImage **pixels = (VipsImage **) vips_object_local_array(context, 1);
+
+        if (!(*pixels = vips_image_copy_memory(in))) {
+            g_object_unref(context);
+            return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
+        }
+        in = *pixels;
         cvips_placeholder(context, in, options->placeholder_side, thumbnail);
+    }
     if (options->format == CVIPS_FORMAT_JPEG &&
         cvips_flatten_white(context, in, &in)) {
         cvips_thumbnail_free(thumbnail);   /* the placeholder, if made */

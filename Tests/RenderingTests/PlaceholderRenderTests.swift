@@ -3,7 +3,7 @@ import Rendering
 import Testing
 
 /// The placeholder image a render makes beside its thumbnail (`RenderRequest.placeholderSide`):
-/// sizes worked out by hand, pixels judged against `vips thumbnail_image` of the rendered thumbnail.
+/// sizes worked out by hand, pixels judged against `vips shrink` of the rendered thumbnail.
 @Suite struct PlaceholderRenderTests {
     let renderer = Renderer()
 
@@ -13,14 +13,15 @@ import Testing
         return try renderer.render(request)
     }
 
-    /// `vips thumbnail_image` (from the decoded image, as the render's shrink) into 100x100 px
-    /// of the encoded thumbnail, as raw RGB(A) bytes and its bands.
-    func reference(of thumbnail: Thumbnail) throws -> (pixels: [UInt8], bands: Int) {
+    /// `vips shrink` (a box filter, as the render's) of the encoded thumbnail to `width` x
+    /// `height`, as raw RGB(A) bytes and its bands.
+    func reference(of thumbnail: Thumbnail, width: Int, height: Int) throws -> (pixels: [UInt8], bands: Int) {
         let directory = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("thumbnail").path, output = directory.appendingPathComponent("small.v").path
         try Data(thumbnail.bytes).write(to: URL(fileURLWithPath: input))
-        _ = try VipsCLI.run("vips", ["thumbnail_image", input, output, "100", "--height", "100"])
+        _ = try VipsCLI.run("vips", ["shrink", input, output, String(Double(thumbnail.width) / Double(width)),
+                                      String(Double(thumbnail.height) / Double(height))])
         let raw = directory.appendingPathComponent("small.raw").path
         _ = try VipsCLI.run("vips", ["rawsave", output, raw])
         let bands = try VipsCLI.intField("bands", of: output) ?? 0
@@ -34,7 +35,7 @@ import Testing
         #expect((placeholder.width, placeholder.height) == (100, 67))
         #expect(placeholder.rgba.count == 100 * 67 * 4)
         #expect(stride(from: 3, to: placeholder.rgba.count, by: 4).allSatisfy { placeholder.rgba[$0] == 255 })
-        let reference = try reference(of: thumbnail)
+        let reference = try reference(of: thumbnail, width: 100, height: 67)
         try #require(reference.bands == 3 && reference.pixels.count == 100 * 67 * 3)
         var differences: [Int] = []
         for pixel in 0..<(100 * 67) {
