@@ -10,11 +10,20 @@ import TestSupport
     let hash: [UInt8] = [0x1D, 0xD7, 0x09, 0x15, 0x82, 0x4D, 0x3C, 0x89, 0xAF, 0x68]
 
     func identity(_ path: String) throws -> SourceIdentity {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
         var st = stat()
-        stat(path, &st)
-        return SourceIdentity(size: (attributes[.size] as? Int) ?? 0,
-                              modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+        try #require(stat(path, &st) == 0)
+        return SourceIdentity(size: Int(st.st_size), modifiedNanoseconds: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
+    /// A library of copies of Landscape_1.jpg named `names`, scanned, with its database path.
+    /// The index is optional so that a test can let it go (`nil`) and open the database again.
+    func scanned(_ names: [String]) throws -> (dir: TemporaryDirectory, library: Library, database: String, index: LibraryIndex?) {
+        let dir = TemporaryDirectory()
+        for name in names { dir.write(name, [UInt8](Fixtures.photo("Landscape_1.jpg"))) }
+        let library = try Library(root: dir.path)
+        let index = try LibraryIndex(library: library, databasePath: dir.path + "-index.sqlite")
+        index.rescan()
+        return (dir, library, dir.path + "-index.sqlite", index)
     }
 
     func record(_ index: LibraryIndex, _ name: String) -> AssetRecord? {
@@ -22,15 +31,9 @@ import TestSupport
     }
 
     @Test func keptAcrossARestartAndDroppedWhenTheFileChanges() throws {
-        let dir = TemporaryDirectory()
         let photo = [UInt8](Fixtures.photo("Landscape_1.jpg"))
-        dir.write("a.jpg", photo)
-        dir.write("b.jpg", photo)
-        let database = dir.path + "-index.sqlite"
+        var (dir, library, database, index) = try scanned(["a.jpg", "b.jpg"])
         defer { unlink(database) }
-        let library = try Library(root: dir.path)
-        var index: LibraryIndex? = try LibraryIndex(library: library, databasePath: database)
-        index!.rescan()
         let a = try identity(dir.path + "/a.jpg"), b = try identity(dir.path + "/b.jpg")
         #expect(index!.needsThumbhash(DiskPath("a.jpg"), source: a))
         #expect(index!.thumbhash(of: try #require(record(index!, "a.jpg"))) == nil)
@@ -66,14 +69,8 @@ import TestSupport
 
     /// A file changed while the server was down: its row is not loaded (nor kept).
     @Test func aRowOfAnotherVersionIsNotLoaded() throws {
-        let dir = TemporaryDirectory()
-        let photo = [UInt8](Fixtures.photo("Landscape_1.jpg"))
-        dir.write("a.jpg", photo)
-        let database = dir.path + "-index.sqlite"
+        var (dir, library, database, index) = try scanned(["a.jpg"])
         defer { unlink(database) }
-        let library = try Library(root: dir.path)
-        var index: LibraryIndex? = try LibraryIndex(library: library, databasePath: database)
-        index!.rescan()
         index!.storeThumbhash(hash, for: DiskPath("a.jpg"), source: try identity(dir.path + "/a.jpg"))
         index = nil
         // The record's identity is the index's until a scan: edit the row to another identity.

@@ -58,19 +58,14 @@ extension LibraryIndex {
                 throw SQLiteDatabase.Failure(description: "\(path) holds \(type) \(name), which is not thumbd's")
             }
         }
-        let info = try db.prepare("PRAGMA table_info(assets)")
-        info.bind([])
-        var found: [(String, String)] = []
-        while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
-        guard found.isEmpty || found.elementsEqual(columns, by: ==) else {
-            throw SQLiteDatabase.Failure(description: "\(path) has a table assets that is not thumbd's")
-        }
-        let thumbhashInfo = try db.prepare("PRAGMA table_info(thumbhashes)")
-        thumbhashInfo.bind([])
-        found = []
-        while try thumbhashInfo.step() { found.append((thumbhashInfo.text(1) ?? "", thumbhashInfo.text(2) ?? "")) }
-        guard found.isEmpty || found.elementsEqual(thumbhashColumns, by: ==) else {
-            throw SQLiteDatabase.Failure(description: "\(path) has a table thumbhashes that is not thumbd's")
+        for (table, expected) in [("assets", columns), ("thumbhashes", thumbhashColumns)] {
+            let info = try db.prepare("PRAGMA table_info(\(table))")
+            info.bind([])
+            var found: [(String, String)] = []
+            while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
+            guard found.isEmpty || found.elementsEqual(expected, by: ==) else {
+                throw SQLiteDatabase.Failure(description: "\(path) has a table \(table) that is not thumbd's")
+            }
         }
         try db.execute("""
             PRAGMA journal_mode=WAL;
