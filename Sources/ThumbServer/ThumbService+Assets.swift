@@ -55,7 +55,7 @@ extension ThumbService {
         var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
             + "\"next\":\(next ?? "null"),\"items\":["
         body.reserveCapacity(64 + page.items.count * (240 + 60 * grids.count))
-        let thumbhashes = index.thumbhashes(of: page.items)
+        let thumbhashes = index.base64Thumbhashes(of: page.items)
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
             // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
@@ -64,7 +64,9 @@ extension ThumbService {
             body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
                 + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
                 + "\"modified\":\"\(item.modified.iso8601)\",\"thumbhash\":"
-                + (thumbhashes[i].map { "\"" + Data($0).base64EncodedString() + "\"" } ?? "null") + ",\"thumbnails\":{"
+            // Base64's alphabet needs no JSON escapes.
+            if let thumbhash = thumbhashes[i] { body += "\""; body += thumbhash; body += "\"" } else { body += "null" }
+            body += ",\"thumbnails\":{"
             // The index's size and mtime are the identity a GET resolves while the file is unchanged.
             let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
             for (g, grid) in grids.enumerated() {

@@ -1,54 +1,58 @@
 #!/usr/bin/env bash
 # The listing's placeholders at scale: a library of COUNT (10,000) photos, hard links of the
 # corpus photos under distinct names in 100 folders. Prints
-#   - the backfill of every placeholder: its wall time, rate and cost per photo (/stats);
-#   - GET /assets?limit=10000 (and limit=100) latency, median and p90 of RUNS (30) requests,
-#     with every thumbhash null (backfill off, fresh cache) and with every one known;
-#   - the listing's bytes per item with and without a thumbhash;
-#   - with BASELINE=PATH (an older thumbd, e.g. main's .build/release/thumbd), its latency too.
-# Latency on a shared machine is noisy: compare the medians, run it twice.
-# Usage: Tests/Benchmarks/listing-thumbhash.sh
+#   - the backfill of every placeholder from a fresh start: wall time, rate, cost per photo;
+#   - GET /assets?limit=COUNT and ?limit=100 with every thumbhash known (that server) against
+#     every one null (a second server, backfill off, fresh cache), and with BASELINE=PATH an
+#     older thumbd as a third (e.g. main's .build/release/thumbd): RUNS (60) requests to each,
+#     interleaved so that the machine's load falls on all alike, timed by each server's access
+#     log (request in to response written); min, p10 and median, and the bytes per item.
+# Usage: Tests/Benchmarks/listing-thumbhash.sh   (COUNT=N RUNS=N BASELINE=PATH)
 source "$(dirname "$0")/common.sh"
 PORT=${PORT:-18437}
 COUNT=${COUNT:-10000}
-RUNS=${RUNS:-30}
+RUNS=${RUNS:-60}
 LIB="$WORK/library"
-mapfile -t PHOTOS < <(ls "$CORPUS/photos"/*.jpg)
-for n in $(seq 0 $((COUNT - 1))); do
-  d=$(printf '%02d' $((n / (COUNT / 100 > 0 ? COUNT / 100 : 1) % 100)))
-  mkdir -p "$LIB/$d"
-  ln "${PHOTOS[$((n % ${#PHOTOS[@]}))]}" "$LIB/$d/IMG_$(printf '%05d' "$n").jpg"
-done
-stat_of() { curl -fs "http://127.0.0.1:$PORT/stats" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-wait_listed() { until [ "$(curl -fs "http://127.0.0.1:$PORT/assets?limit=0" | sed -E 's/.*"total":([0-9]+).*/\1/')" = "$COUNT" ]; do sleep 0.1; done; }
-
-# latency LABEL LIMIT: median and p90 of RUNS GETs of the first page of LIMIT items, and its bytes.
-latency() {
-  local label="$1" limit="$2" times
-  curl -fs -o /dev/null "http://127.0.0.1:$PORT/assets?limit=$limit"   # warm
-  times=$(for _ in $(seq "$RUNS"); do curl -fs -o /dev/null -w '%{time_total}\n' "http://127.0.0.1:$PORT/assets?limit=$limit"; done | sort -n)
-  local bytes; bytes=$(curl -fs "http://127.0.0.1:$PORT/assets?limit=$limit" | wc -c)
-  printf '%-44s limit=%-6s median %7.1f ms  p90 %7.1f ms  %9s bytes (%s per item)\n' "$label" "$limit" \
-    "$(echo "$times" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)] * 1000}')" \
-    "$(echo "$times" | awk '{a[NR]=$1} END {print a[int(NR*0.9)] * 1000}')" "$bytes" "$((bytes / limit))"
+python3 - "$CORPUS/photos" "$LIB" "$COUNT" <<'PY'
+import glob, os, sys
+photos, lib, count = sorted(glob.glob(sys.argv[1] + "/*.jpg")), sys.argv[2], int(sys.argv[3])
+for n in range(count):
+    folder = os.path.join(lib, "%02d" % (n * 100 // count))
+    os.makedirs(folder, exist_ok=True)
+    os.link(photos[n % len(photos)], os.path.join(folder, "IMG_%05d.jpg" % n))
+PY
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; cleanup' EXIT
+# serve NAME PORT BINARY [flags...]: a server with an access log in $WORK/NAME.log, once it lists COUNT.
+serve() {
+  local name="$1" port="$2" binary="$3"; shift 3
+  (cd "$WORK" && exec "$binary" --library "$LIB" --port "$port" --cache-dir "$WORK/cache-$name" --access-log "$@") \
+    >>"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+  until [ "$(curl -fs "http://127.0.0.1:$port/assets?limit=0" 2>/dev/null | sed -E 's/.*"total":([0-9]+).*/\1/')" = "$COUNT" ]; do sleep 0.1; done
 }
-
-if [ -n "${BASELINE:-}" ]; then
-  saved="$THUMBD"; THUMBD="$BASELINE"
-  start_server "$LIB" "$PORT"; wait_listed
-  latency "baseline ($BASELINE)" "$COUNT"; latency "baseline" 100
-  stop_server; THUMBD="$saved"
-fi
-
-start_server "$LIB" "$PORT" --no-thumbhash-backfill; wait_listed
-latency "every thumbhash null" "$COUNT"; latency "every thumbhash null" 100
-stop_server
+stat_of() { curl -fs "http://127.0.0.1:$1/stats" | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
 
 s=$(now_ms)
-start_server "$LIB" "$PORT"; wait_listed
-until [ "$(stat_of "d['placeholders']['backfill']['passes']")" -ge 1 ]; do sleep 1; done
-wall=$(( $(now_ms) - s ))
-printf 'backfill of %s photos: %s s from start; %s\n' "$COUNT" "$((wall / 1000))" \
-  "$(stat_of "'%d renders, %.1f per second, %.1f ms per photo (shrink %.2f ms, hash %.2f ms), %d known' % (d['placeholders']['backfill']['renders'], d['placeholders']['backfill']['per_second'], d['placeholders']['backfill']['ms_per_asset'], d['placeholders']['shrink_ms_mean'], d['placeholders']['encode_ms_mean'], d['placeholders']['known'])")"
-latency "every thumbhash known" "$COUNT"; latency "every thumbhash known" 100
-stop_server
+serve known "$PORT" "$THUMBD"
+until [ "$(stat_of "$PORT" "d['placeholders']['backfill']['passes']")" -ge 1 ]; do sleep 1; done
+printf 'backfill of %s photos: %s s from start; %s\n' "$COUNT" "$(( ($(now_ms) - s) / 1000 ))" \
+  "$(stat_of "$PORT" "'%d renders, %.1f per second, %.1f ms per photo (shrink %.2f ms, hash %.2f ms), %d known' % (d['placeholders']['backfill']['renders'], d['placeholders']['backfill']['per_second'], d['placeholders']['backfill']['ms_per_asset'], d['placeholders']['shrink_ms_mean'], d['placeholders']['encode_ms_mean'], d['placeholders']['known'])")"
+servers=("known $PORT" "null $((PORT + 1))")
+serve null $((PORT + 1)) "$THUMBD" --no-thumbhash-backfill
+if [ -n "${BASELINE:-}" ]; then servers+=("baseline $((PORT + 2))"); serve baseline $((PORT + 2)) "$BASELINE"; fi
+
+for limit in "$COUNT" 100; do
+  for _ in $(seq "$RUNS"); do
+    for server in "${servers[@]}"; do curl -fs -o /dev/null "http://127.0.0.1:${server#* }/assets?limit=$limit"; done
+  done
+  sleep 0.5   # the access logs are written from a queue
+  for server in "${servers[@]}"; do
+    name=${server% *}
+    bytes=$(curl -fs "http://127.0.0.1:${server#* }/assets?limit=$limit" | wc -c)
+    grep -F "/assets?limit=$limit " "$WORK/$name.log" | sed -E 's/.* ([0-9.]+)ms$/\1/' | sort -n | \
+      awk -v name="$name" -v limit="$limit" -v bytes="$bytes" '{a[NR]=$1} END {
+        printf "thumbhash %-8s limit=%-6s min %6.1f ms  p10 %6.1f ms  median %6.1f ms  (%d requests)  %d bytes, %d per item\n",
+          name, limit, a[1], a[int(NR * 0.1) + 1], a[int((NR + 1) / 2)], NR, bytes, bytes / limit }'
+  done
+done

@@ -1,3 +1,4 @@
+import Foundation
 import Rendering
 
 /// The placeholder of each listed image (docs/API.md, "Listing": `thumbhash`): a ThumbHash made
@@ -10,8 +11,17 @@ extension LibraryIndex {
     /// cannot be rendered, so none is made until it changes) and the identity of the file it
     /// was made from.
     struct StoredThumbhash: Equatable {
-        var identity: SourceIdentity
-        var hash: [UInt8]
+        let identity: SourceIdentity
+        let hash: [UInt8]
+        /// `hash` in base64 (RFC 4648 §4), as the listing sends it: encoded once here, not for
+        /// every listing (10,000 items a page).
+        let base64: String
+
+        init(identity: SourceIdentity, hash: [UInt8]) {
+            self.identity = identity
+            self.hash = hash
+            base64 = Data(hash).base64EncodedString()
+        }
     }
 
     /// The columns of the `thumbhashes` table, as `PRAGMA table_info` gives them.
@@ -55,10 +65,19 @@ extension LibraryIndex {
 
     /// `thumbhash(of:)` of each record, under one lock (a page of the listing).
     public func thumbhashes(of records: [AssetRecord]) -> [[UInt8]?] {
+        placeholders(of: records).map { $0?.hash }
+    }
+
+    /// `thumbhash(of:)` of each record in base64, under one lock: what a page of the listing sends.
+    public func base64Thumbhashes(of records: [AssetRecord]) -> [String?] {
+        placeholders(of: records).map { $0?.base64 }
+    }
+
+    private func placeholders(of records: [AssetRecord]) -> [StoredThumbhash?] {
         thumbhashes.withLock { stored in
             records.map { record in
                 guard let entry = stored[record.path], entry.identity == record.identity, !entry.hash.isEmpty else { return nil }
-                return entry.hash
+                return entry
             }
         }
     }
