@@ -4,11 +4,12 @@
 - placeholder_shows_before_a_slow_thumbnail: on a library whose placeholders the backfill has
   made (every /assets item has a thumbhash), the page is loaded with its thumbnail fetches held
   3 s (a wrapper of window.fetch installed before the page's scripts run: a slow thumbnail). While
-  they are held, every cell of the page shows its placeholder (a PNG decoded from the listing's
-  thumbhash, as the cell's background) and no thumbnail; then each thumbnail arrives and is shown
-  over it. The placeholder is of the same photo: its mean colour is within 20 levels (of 255)
-  of the thumbnail's on each channel, and its aspect ratio is the hash's (the backfill's 100x100
-  centre square: 32x32).
+  they are held, every cell of the page shows its placeholder (a canvas under the thumbnail,
+  decoded from the listing's thumbhash, visible, covering the cell) and no thumbnail; then each
+  thumbnail arrives and is shown over it, and the placeholder is hidden after the fade. The
+  placeholder is of the same photo: its mean colour is within 20 levels (of 255) of the
+  thumbnail's on each channel, and its size is the hash's (the backfill's 100x100 centre
+  square: 32x32).
 
 Run through Tests/Browser/run.sh, or alone: gallery_placeholder_test.py PATH-TO-THUMBD.
 """
@@ -36,36 +37,28 @@ HOLD_THUMBNAILS = """
 # and (once loaded) of the thumbnail, each drawn onto a canvas.
 CELLS = """
     const done = arguments[arguments.length - 1];
-    const mean = image => {
+    const mean = (source, width, height) => {
       const canvas = document.createElement('canvas');
-      canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
+      canvas.width = width; canvas.height = height;
       const context = canvas.getContext('2d');
-      context.drawImage(image, 0, 0);
-      const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+      context.drawImage(source, 0, 0);
+      const data = context.getImageData(0, 0, width, height).data;
       const sum = [0, 0, 0];
       for (let i = 0; i < data.length; i += 4) for (let c = 0; c < 3; c++) sum[c] += data[i + c];
       return sum.map(s => s / (data.length / 4));
     };
-    const load = url => new Promise(resolve => {
-      const image = new Image();
-      image.onload = () => resolve(image);
-      image.onerror = () => resolve(null);
-      image.src = url;
-    });
-    (async () => {
-      const cells = [];
-      for (const cell of document.querySelectorAll('#grid .cell')) {
-        const img = cell.querySelector('img');
-        const background = cell.style.backgroundImage;
-        const match = /^url\\("(data:image\\/png[^"]*)"\\)$/.exec(background);
-        const placeholder = match ? await load(match[1]) : null;
-        const loaded = cell.dataset.state === 'loaded' && img.complete && img.naturalWidth > 0;
-        cells.push({alt: img.alt, state: cell.dataset.state, painted: cell.dataset.placeholder,
-                    placeholder: placeholder && [placeholder.naturalWidth, placeholder.naturalHeight, mean(placeholder)],
-                    thumbnail: loaded ? mean(img) : null, opacity: getComputedStyle(img).opacity});
-      }
-      done({cells, held: window.heldThumbnails});
-    })();
+    const cells = [];
+    for (const cell of document.querySelectorAll('#grid .cell')) {
+      const img = cell.querySelector('img'), canvas = cell.querySelector('canvas');
+      const box = cell.getBoundingClientRect(), drawn = canvas && canvas.getBoundingClientRect();
+      const loaded = cell.dataset.state === 'loaded' && img.complete && img.naturalWidth > 0;
+      cells.push({alt: img.alt, state: cell.dataset.state, painted: cell.dataset.placeholder,
+                  placeholder: canvas && [canvas.width, canvas.height, mean(canvas, canvas.width, canvas.height)],
+                  visible: !!canvas && getComputedStyle(canvas).visibility === 'visible',
+                  covers: !!canvas && drawn.width === box.width && drawn.height === box.height,
+                  thumbnail: loaded ? mean(img, img.naturalWidth, img.naturalHeight) : null});
+    }
+    done({cells, held: window.heldThumbnails});
 """
 
 
@@ -87,7 +80,9 @@ def placeholder_shows_before_a_slow_thumbnail(binary, profile):
             c["painted"] == "shown" for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
         check(time.time() - started < 3, "the check came after the thumbnails were let through")
         for cell in early["cells"]:
-            check(cell["placeholder"] is not None, "%s: its placeholder is not a PNG that loads" % cell["alt"])
+            check(cell["placeholder"] is not None, "%s: no placeholder canvas" % cell["alt"])
+            check(cell["visible"] and cell["covers"], "%s: its placeholder is hidden or does not cover the cell: %r"
+                  % (cell["alt"], cell))
             check(cell["placeholder"][:2] == [32, 32], "%s: placeholder %dx%d, not the 100x100 square's 32x32"
                   % (cell["alt"], cell["placeholder"][0], cell["placeholder"][1]))
             check(cell["thumbnail"] is None and cell["state"] != "loaded",
@@ -95,6 +90,9 @@ def placeholder_shows_before_a_slow_thumbnail(binary, profile):
         check(early["held"] >= 1, "no thumbnail fetch was held: %r" % early)
         late = wait_for("three thumbnails shown", 20, lambda: (lambda page: page if all(
             c["thumbnail"] for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
+        hidden = wait_for("placeholders hidden after the fade", 5, lambda: (lambda page: page if not any(
+            c["visible"] for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
+        check(len(hidden["cells"]) == 3, "cells changed: %r" % hidden)
         for cell in late["cells"]:
             placeholder, thumbnail = cell["placeholder"][2], cell["thumbnail"]
             worst = max(abs(a - b) for a, b in zip(placeholder, thumbnail))

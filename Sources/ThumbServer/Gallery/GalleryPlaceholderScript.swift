@@ -1,35 +1,27 @@
 extension GalleryPage {
     /// The gallery's placeholders: each listing item's `thumbhash` (docs/API.md, "Listing")
-    /// decoded into a small PNG data URL by the reference's `thumbHashToRGBA` (Evan Wallace,
-    /// github.com/evanw/thumbhash, MIT; the same steps as `ThumbHash.decode`), painted as the
-    /// cell's background the moment its listing page arrives, under the thumbnail, which fades in
-    /// over it. One decode per hash: the data URLs are kept by hash, at most 2,000.
+    /// decoded by the reference's `thumbHashToRGBA` (Evan Wallace, github.com/evanw/thumbhash,
+    /// MIT; the same steps as `ThumbHash.decode`) into a canvas under the cell's thumbnail the
+    /// moment its listing page arrives (the browser smooths it as it scales it up); the thumbnail
+    /// fades in over it, and it is hidden once the fade is over (a thumbnail with alpha shows no
+    /// placeholder through). One decode per hash: the pixels are kept by hash, at most 2,000.
     static let placeholderScript = #"""
-    const placeholders = new Map();   // thumbhash (base64) → PNG data URL
+    const placeholders = new Map();   // thumbhash (base64) → ImageData, or null when it does not decode
     const MAX_PLACEHOLDERS = 2000;
 
-    /** The data URL of a thumbhash's blurred image, or null for a hash that does not decode. */
-    function placeholderURL(base64) {
-      let url = placeholders.get(base64);
-      if (url !== undefined) return url;
-      url = null;
+    /** A thumbhash's blurred image as ImageData (32 px on its longer side), or null. */
+    function placeholderPixels(base64) {
+      let pixels = placeholders.get(base64);
+      if (pixels !== undefined) return pixels;
       try {
-        const hash = Uint8Array.from(atob(base64), c => c.charCodeAt(0));
-        const {w, h, rgba} = thumbHashToRGBA(hash);
-        const canvas = document.createElement('canvas');
-        canvas.width = w;
-        canvas.height = h;
-        const context = canvas.getContext('2d');
-        const pixels = context.createImageData(w, h);
-        pixels.data.set(rgba);
-        context.putImageData(pixels, 0, 0);
-        url = canvas.toDataURL('image/png');
+        const {w, h, rgba} = thumbHashToRGBA(Uint8Array.from(atob(base64), c => c.charCodeAt(0)));
+        pixels = new ImageData(rgba, w, h);
       } catch (error) {
-        url = null;
+        pixels = null;
       }
       if (placeholders.size >= MAX_PLACEHOLDERS) placeholders.delete(placeholders.keys().next().value);
-      placeholders.set(base64, url);
-      return url;
+      placeholders.set(base64, pixels);
+      return pixels;
     }
 
     /** The reference decoder: a hash → {w, h, rgba} at 32 px on the longer side. */
@@ -95,9 +87,14 @@ extension GalleryPage {
 
     /** Paints a cell's placeholder under its thumbnail (none while the item has no thumbhash). */
     function paintPlaceholder(cell, item) {
-      const url = item.thumbhash ? placeholderURL(item.thumbhash) : null;
-      cell.element.style.backgroundImage = url ? 'url("' + url + '")' : '';
-      cell.element.dataset.placeholder = url ? 'shown' : 'none';
+      const pixels = item.thumbhash ? placeholderPixels(item.thumbhash) : null;
+      cell.element.dataset.placeholder = pixels ? 'shown' : 'none';
+      if (!pixels) return;
+      const canvas = document.createElement('canvas');
+      canvas.width = pixels.width;
+      canvas.height = pixels.height;
+      canvas.getContext('2d').putImageData(pixels, 0, 0);
+      cell.element.prepend(canvas);
     }
 
     """#
