@@ -143,12 +143,13 @@ public final class RenderScheduler: @unchecked Sendable {
         return (pace.lateMisses, pace.catchingUp(at: DispatchTime.now().uptimeNanoseconds))
     }
 
-    /// Items waiting in the foreground and background queues, and items running in any.
+    /// Items waiting, and items running, in the foreground and background queues (idle items:
+    /// `idleCounts`).
     public var counts: (queuedForeground: Int, queuedBackground: Int, running: Int) {
         condition.lock()
         defer { condition.unlock() }
         return (foreground.count, background.reduce(0) { $0 + $1.items.count },
-                runningForeground + runningBackground + runningIdle)
+                runningForeground + runningBackground)
     }
 
     /// Idle items waiting and running.
@@ -202,12 +203,13 @@ public final class RenderScheduler: @unchecked Sendable {
             next!.work()
             let took = DispatchTime.now().uptimeNanoseconds &- started
             condition.lock()
-            pace.ran(for: took)
             switch next!.priority {
             case .foreground: runningForeground -= 1
             case .background: runningBackground -= 1
             case .idle: runningIdle -= 1
             }
+            // Idle items (100 px backfill renders) say nothing of how long a thumbnail takes.
+            if next!.priority != .idle { pace.ran(for: took) }
             condition.signal()  // a background or idle item may have been waiting for a slot
             condition.unlock()
         }
