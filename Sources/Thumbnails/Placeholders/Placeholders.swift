@@ -50,6 +50,7 @@ public final class Placeholders: Sendable {
         state.withLock { $0.store = store }
     }
 
+    /// The counts and costs since start, read at one moment.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// The placeholder side a render of `key` should ask for: `side` when its asset has none

@@ -60,6 +60,7 @@ public final class ThumbhashBackfill: Sendable {
         self.restSeconds = restSeconds
     }
 
+    /// Its counts since start, the pass under way included (`seconds` up to now).
     public var statistics: Statistics {
         state.withLock { s in
             var statistics = s.statistics
