@@ -39,13 +39,15 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
         // Grid specs and the libvips renderer: source file → thumbnail bytes.
         .target(name: "Rendering", dependencies: ["CVipsShim"]),
+        // Evan Wallace's ThumbHash in Swift: a ≤100x100 RGBA image ⇄ a 5-25 byte placeholder.
+        .target(name: "ThumbHash"),
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
         // the listing index (headers read once, persisted in SQLite) and the inotify watch that
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
         .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux", "Locking"]),
         // A resolved asset → its thumbnail: cache key, memory and disk caches, render scheduler,
-        // coalescing pipeline, prefetch.
-        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "CXXHash", "CLinux", "Locking"]),
+        // coalescing pipeline, prefetch, the placeholders renders make and their backfill.
+        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "ThumbHash", "CXXHash", "CLinux", "Locking"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process.
@@ -60,6 +62,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering", "Locking"]),
+        .testTarget(name: "ThumbHashTests", dependencies: ["ThumbHash"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),

@@ -57,4 +57,8 @@ int cvips_flatten_white(VipsObject *context, VipsImage *in, VipsImage **out);
 int cvips_encode(VipsImage *in, const cvips_render_options *options,
                  void **bytes, size_t *length);
 
+/* Fills `thumbnail`'s placeholder from `in` (8-bit sRGB, 3 or 4 bands): shrunk to at most
+ * `side` x `side` px, RGBA. Leaves it NULL, with no libvips error pending, when it fails. */
+void cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail *thumbnail);
+
 #endif /* CVIPS_INTERNAL_H */

@@ -123,8 +123,21 @@ cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_ren
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
     }
+    /* The placeholder and the encoder both read the sRGB pixels: made once, in memory (the
+     * thumbnail's size, 8 MB at most at grid 1), rather than computed again for each. */
+    if (options->placeholder_side > 0) {
+        VipsImage **pixels = (VipsImage **) vips_object_local_array(context, 1);
+
+        if (!(*pixels = vips_image_copy_memory(in))) {
+            g_object_unref(context);
+            return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
+        }
+        in = *pixels;
+        cvips_placeholder(context, in, options->placeholder_side, thumbnail);
+    }
     if (options->format == CVIPS_FORMAT_JPEG &&
         cvips_flatten_white(context, in, &in)) {
+        cvips_thumbnail_free(thumbnail);   /* the placeholder, if made */
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_INTERNAL, "cannot flatten alpha for JPEG");
     }
@@ -134,6 +147,7 @@ cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_ren
 
         g_snprintf(what, sizeof(what), "cannot encode the thumbnail as %s",
             cvips_format_names[options->format <= CVIPS_FORMAT_WEBP ? options->format : 0]);
+        cvips_thumbnail_free(thumbnail);
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_INTERNAL, what);
     }
@@ -151,6 +165,9 @@ void
 cvips_thumbnail_free(cvips_thumbnail *thumbnail)
 {
     g_free(thumbnail->bytes);
+    g_free(thumbnail->placeholder);
     thumbnail->bytes = NULL;
     thumbnail->length = 0;
+    thumbnail->placeholder = NULL;
+    thumbnail->placeholder_length = 0;
 }

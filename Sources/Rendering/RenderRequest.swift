@@ -18,6 +18,9 @@ public struct RenderRequest: Sendable {
     /// identity or gets another while it is read. `nil` (default): not checked, and `source`
     /// may go through symlinks.
     public var expectedSource: SourceIdentity?
+    /// Also make a placeholder image of at most this many px a side (`Thumbnail.placeholder`),
+    /// shrunk from the rendered pixels, not decoded again; `0` (default): none.
+    public var placeholderSide = 0
 
     /// A request for the source at `source`; the other parameters are the fields of the same names.
     public init(source: DiskPath, spec: GridSpec, format: ImageFormat? = nil,

@@ -38,7 +38,8 @@ public struct Renderer: Sendable {
             format: format.shimFormat,
             quality: Int32(min(100, max(1, request.quality))),
             png_compression: Int32(min(9, max(0, pngCompression))),
-            colour_transform: info.needsColourTransform ? 1 : 0)
+            colour_transform: info.needsColourTransform ? 1 : 0,
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
 
         var output = cvips_thumbnail()
         var failure = cvips_failure()
@@ -48,9 +49,19 @@ public struct Renderer: Sendable {
         defer { cvips_thumbnail_free(&output) }
         // Written to while it was decoded: the pixels may be of either version.
         try source.check(request.expectedSource)
+        return Self.thumbnail(output, format: format)
+    }
+
+    /// The shim's output as a `Thumbnail` (bytes and placeholder copied out of libvips' memory).
+    static func thumbnail(_ output: cvips_thumbnail, format: ImageFormat) -> Thumbnail {
         let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
+        let placeholder = output.placeholder.map { pixels in
+            PlaceholderImage(width: Int(output.placeholder_width), height: Int(output.placeholder_height),
+                             rgba: [UInt8](UnsafeRawBufferPointer(start: pixels, count: output.placeholder_length)),
+                             microseconds: Int(output.placeholder_microseconds))
+        }
         return Thumbnail(bytes: bytes, format: format,
-                         width: Int(output.width), height: Int(output.height))
+                         width: Int(output.width), height: Int(output.height), placeholder: placeholder)
     }
 
     /// Renders `request`'s grid (a `cover` one) from `donor`, a larger thumbnail of the same
@@ -71,14 +82,14 @@ public struct Renderer: Sendable {
         var options = cvips_render_options(
             width: Int32(spec.width), height: Int32(spec.height), crop: 1, format: format.shimFormat,
             quality: Int32(min(100, max(1, request.quality))),
-            png_compression: Int32(min(9, max(0, pngCompression))), colour_transform: 0)
+            png_compression: Int32(min(9, max(0, pngCompression))), colour_transform: 0,
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
         var output = cvips_thumbnail()
         var failure = cvips_failure()
         let status = donor.bytes.withUnsafeBytes { cvips_render_encoded($0.baseAddress, $0.count, &options, &output, &failure) }
         guard status == 0 else { throw RenderError(failure) }
         defer { cvips_thumbnail_free(&output) }
-        let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
-        return Thumbnail(bytes: bytes, format: format, width: Int(output.width), height: Int(output.height))
+        return Self.thumbnail(output, format: format)
     }
 
     /// Reads the header of the file at `path` without decoding pixels.

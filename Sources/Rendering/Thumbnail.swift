@@ -8,11 +8,15 @@ public struct Thumbnail: Sendable {
     public let width: Int
     /// Height, px.
     public let height: Int
+    /// The render's placeholder image (`RenderRequest.placeholderSide`); nil when not asked
+    /// for or when it could not be made. Never stored with the thumbnail.
+    public let placeholder: PlaceholderImage?
 
-    public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int) {
+    public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, placeholder: PlaceholderImage? = nil) {
         self.bytes = bytes
         self.format = format
         self.width = width
         self.height = height
+        self.placeholder = placeholder
     }
 }

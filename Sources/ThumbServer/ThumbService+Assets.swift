@@ -7,7 +7,8 @@ import Thumbnails
 /// `GET /assets?sort=newest|oldest&offset=N&limit=N` or `…&after=CURSOR&limit=N` (docs/API.md,
 /// "Listing"): offset paging, or keyset paging from the `next` cursor of an earlier page
 /// (`ListingCursor`), which holds while the library changes. Each item also
-/// carries `thumbnails`: per grid name, the thumbnail's versioned URL,
+/// carries `thumbhash` (base64 of its placeholder, or null until one is made) and `thumbnails`:
+/// per grid name, the thumbnail's versioned URL,
 /// `/thumbnails/{grid}/{encoded path}?v={ThumbnailVersion token}` (README, "Listing").
 extension ThumbService {
     /// Most items one page may hold (docs/API.md).
@@ -53,7 +54,8 @@ extension ThumbService {
         }
         var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
             + "\"next\":\(next ?? "null"),\"items\":["
-        body.reserveCapacity(64 + page.items.count * (200 + 60 * grids.count))
+        body.reserveCapacity(64 + page.items.count * (240 + 60 * grids.count))
+        let thumbhashes = index.base64Thumbhashes(of: page.items)
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
             // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
@@ -61,7 +63,10 @@ extension ThumbService {
             let path = PathEncoding.percentEncoded(item.path.bytes)   // unreserved bytes and %HH only: no JSON escapes
             body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
                 + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
-                + "\"modified\":\"\(item.modified.iso8601)\",\"thumbnails\":{"
+                + "\"modified\":\"\(item.modified.iso8601)\",\"thumbhash\":"
+            // Base64's alphabet needs no JSON escapes.
+            if let thumbhash = thumbhashes[i] { body += "\""; body += thumbhash; body += "\"" } else { body += "null" }
+            body += ",\"thumbnails\":{"
             // The index's size and mtime are the identity a GET resolves while the file is unchanged.
             let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
             for (g, grid) in grids.enumerated() {

@@ -31,6 +31,10 @@ extension ThumbService {
         var sourceChecks: Int
         var descriptors: DescriptorBudget?
         var descriptorShortages: Int
+        var placeholders: Placeholders.Statistics
+        var backfill: ThumbhashBackfill.Statistics
+        /// Listed images with a placeholder, and with a source that cannot be rendered.
+        var thumbhashes: (known: Int, unrenderable: Int)
     }
 
     /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
@@ -50,7 +54,9 @@ extension ThumbService {
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount },
                              descriptors: configuration.descriptors,
-                             descriptorShortages: descriptorShortages.load(ordering: .relaxed))
+                             descriptorShortages: descriptorShortages.load(ordering: .relaxed),
+                             placeholders: self.pipeline.placeholders.statistics, backfill: backfill.statistics,
+                             thumbhashes: index.thumbhashCounts)
     }
 
     /// One watch of each inotify instance the lanes ask (a server's lanes share one).
@@ -80,6 +86,7 @@ extension ThumbService {
         func ms(_ value: Double) -> String { String(format: "%.1f", value) }
         let watchLimit = s.watch.flatMap { $0.limit == Int.max ? nil : String($0.limit) } ?? "null"
         func budget(_ part: KeyPath<DescriptorBudget, Int>) -> String { s.descriptors.map { String($0[keyPath: part]) } ?? "null" }
+        let p = s.placeholders, b = s.backfill, made = max(1, p.fromRenders + p.backfilled)
         return """
         {"uptime_seconds":\(String(format: "%.1f", s.uptime)),\
         "requests":{"total":\(s.requests.total),"by_status":{\(byStatus.joined(separator: ","))}},\
@@ -101,6 +108,14 @@ extension ThumbService {
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
         "limit":\(watchLimit),"over_limit":\(s.watch?.overLimit ?? false),\
         "events":\(s.watch?.events ?? 0),"rewalks":\(s.watch?.rewalks ?? 0)}},\
+        "placeholders":{"known":\(s.thumbhashes.known),"unrenderable":\(s.thumbhashes.unrenderable),\
+        "missing":\(max(0, s.libraryAssets - s.thumbhashes.known - s.thumbhashes.unrenderable)),\
+        "from_renders":\(p.fromRenders),"backfilled":\(p.backfilled),"backfill_failed":\(p.backfillFailed),\
+        "shrink_ms_mean":\(String(format: "%.2f", Double(p.shrinkMicroseconds) / 1000 / Double(made))),\
+        "encode_ms_mean":\(String(format: "%.2f", Double(p.encodeMicroseconds) / 1000 / Double(made))),\
+        "backfill":{"enabled":\(b.enabled),"running":\(b.running),"passes":\(b.passes),"renders":\(b.renders),\
+        "seconds":\(String(format: "%.1f", b.seconds)),"per_second":\(String(format: "%.1f", b.seconds > 0 ? Double(b.renders) / b.seconds : 0)),\
+        "ms_per_asset":\(ms(Double(p.backfillRenderMicroseconds) / 1000 / Double(max(1, b.renders))))}},\
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)},\
         "descriptors":{"limit":\(budget(\.limit)),"reserve":\(budget(\.reserve)),"max_connections":\(budget(\.connections)),\
         "max_open_disk_entries":\(budget(\.openDiskEntries)),"max_memory_files":\(budget(\.memoryFiles)),\
@@ -205,6 +220,24 @@ extension ThumbService {
                [("", s.watch?.overLimit == true ? "1" : "0")])
         metric("thumbd_library_watch_instances", "gauge", "inotify instances watching the library (0: library_watch off).",
                [("", "\(s.watchInstances)")])
+        metric("thumbd_placeholders", "gauge", "Listed images by placeholder (thumbhash) state.",
+               [("{state=\"known\"}", "\(s.thumbhashes.known)"), ("{state=\"unrenderable\"}", "\(s.thumbhashes.unrenderable)"),
+                ("{state=\"missing\"}", "\(max(0, s.libraryAssets - s.thumbhashes.known - s.thumbhashes.unrenderable))")])
+        metric("thumbd_placeholders_made_total", "counter", "Placeholders made, beside a render or by the backfill.",
+               [("{by=\"render\"}", "\(s.placeholders.fromRenders)"), ("{by=\"backfill\"}", "\(s.placeholders.backfilled)")])
+        metric("thumbd_placeholder_seconds_total", "counter",
+               "Time spent on placeholders: shrinking renders' pixels, hashing, and the backfill's renders.",
+               [("{step=\"shrink\"}", "\(Double(s.placeholders.shrinkMicroseconds) / 1e6)"),
+                ("{step=\"encode\"}", "\(Double(s.placeholders.encodeMicroseconds) / 1e6)"),
+                ("{step=\"backfill_render\"}", "\(Double(s.placeholders.backfillRenderMicroseconds) / 1e6)")])
+        metric("thumbd_placeholder_backfill_renders_total", "counter", "Backfill renders run (failed ones included).",
+               [("", "\(s.backfill.renders)")])
+        metric("thumbd_placeholder_backfill_failed_total", "counter", "Backfill renders that made no placeholder.",
+               [("", "\(s.placeholders.backfillFailed)")])
+        metric("thumbd_placeholder_backfill_seconds_total", "counter", "Wall-clock seconds backfill passes have run, yielding included.",
+               [("", "\(s.backfill.seconds)")])
+        metric("thumbd_placeholder_backfill_running", "gauge", "1 while a backfill pass is under way.",
+               [("", s.backfill.running ? "1" : "0")])
         metric("thumbd_connections_open", "gauge", "Open client connections.", [("", "\(s.connections.open)")])
         metric("thumbd_connections_total", "counter", "Connections accepted.", [("", "\(s.connections.total)")])
         if let d = s.descriptors {

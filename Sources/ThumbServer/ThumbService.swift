@@ -13,6 +13,8 @@ public final class ThumbService: HTTPResponder {
     public let library: Library
     public let pipeline: ThumbnailPipeline
     public let index: LibraryIndex
+    /// Makes the placeholders no render has made (started by `Thumbd` when `thumbhash_backfill`).
+    public let backfill: ThumbhashBackfill
     public let prefetcher: Prefetcher
     public let requests: RequestStatistics
     /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`), one memo per lane: a request
@@ -38,6 +40,9 @@ public final class ThumbService: HTTPResponder {
         self.pipeline = pipeline
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline)
+        // The fit of the smallest grid, whose cells a screen shows most of.
+        let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
+        backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
     }
 
     /// Tells `/stats` where connection counts come from.

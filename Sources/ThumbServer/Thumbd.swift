@@ -68,6 +68,7 @@ public final class Thumbd: Sendable {
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
         }
+        pipeline.placeholders.keep(in: index)
         if !index.persisted {
             FileHandle.standardError.write(Data(("thumbd: \(config.cacheDirectory)/index.sqlite cannot be used ("
                 + (index.notPersistedBecause ?? "busy, not writable, or not thumbd's") + "; a file that is not thumbd's "
@@ -118,6 +119,7 @@ public final class Thumbd: Sendable {
         }
         let service = ThumbService(configuration: config.service(descriptors: descriptors), library: library, pipeline: pipeline, index: index,
                                    watches: watches)
+        if config.thumbhashBackfill { service.backfill.start() }
         let accessLog = config.accessLog ? AccessLog() : nil
 
         var http = config.http(eventLoops: loops, descriptors: descriptors)
@@ -172,8 +174,9 @@ public final class Thumbd: Sendable {
     /// Stops accepting, lets in-flight requests finish (up to `shutdown_grace_seconds`), stops the
     /// render workers, then calls `completion`.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
-        let pipeline = service.pipeline
+        let pipeline = service.pipeline, backfill = service.backfill
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
+            backfill.stop()
             pipeline.stop()
             completion()
         }

@@ -29,6 +29,10 @@ public final class RenderScheduler: @unchecked Sendable {
         case foreground
         /// Prefetch work of one job; higher `group` numbers are newer and run first.
         case background(group: Int)
+        /// Work for no one waiting (the placeholder backfill): starts only while no client miss
+        /// and no prefetch item waits, one at a time, so a miss that comes meanwhile finds the
+        /// other workers free and waits at most for it on a one-worker pool.
+        case idle
     }
 
     /// Number of worker threads (default: one per core).
@@ -47,9 +51,11 @@ public final class RenderScheduler: @unchecked Sendable {
     static let lifoAfterNanoseconds: UInt64 = 250_000_000
     private var background: [(group: Int, items: FIFO<BackgroundItem>)] = []  // sorted, newest group last
     private typealias BackgroundItem = (key: String?, work: @Sendable () -> Void)
+    private var idle = FIFO<@Sendable () -> Void>()
     private var pace: PrefetchPace
     private var runningForeground = 0
     private var runningBackground = 0
+    private var runningIdle = 0
     private var stopping = false
 
     /// Starts `workers` threads (0 = one per core).
@@ -100,6 +106,8 @@ public final class RenderScheduler: @unchecked Sendable {
                 background.insert((group, items), at: position)
             }
             if let key { pace.queued(key, position: ahead, now: DispatchTime.now().uptimeNanoseconds) }
+        case .idle:
+            idle.push(work)
         }
         condition.signal()
         return true
@@ -135,12 +143,20 @@ public final class RenderScheduler: @unchecked Sendable {
         return (pace.lateMisses, pace.catchingUp(at: DispatchTime.now().uptimeNanoseconds))
     }
 
-    /// Items waiting, and items running, in each queue.
+    /// Items waiting, and items running, in the foreground and background queues (idle items:
+    /// `idleCounts`).
     public var counts: (queuedForeground: Int, queuedBackground: Int, running: Int) {
         condition.lock()
         defer { condition.unlock() }
         return (foreground.count, background.reduce(0) { $0 + $1.items.count },
                 runningForeground + runningBackground)
+    }
+
+    /// Idle items waiting and running.
+    public var idleCounts: (queued: Int, running: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (idle.count, runningIdle)
     }
 
     /// Lets the workers exit once the queues are empty.
@@ -154,7 +170,7 @@ public final class RenderScheduler: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            var next: (work: @Sendable () -> Void, isBackground: Bool)?
+            var next: (work: @Sendable () -> Void, priority: Priority)?
             while next == nil {
                 let now = DispatchTime.now().uptimeNanoseconds
                 let backgroundMayRun = runningBackground < backgroundConcurrency && !background.isEmpty
@@ -162,15 +178,19 @@ public final class RenderScheduler: @unchecked Sendable {
                    !(backgroundMayRun && pace.backgroundGoesFirst(at: now)) {
                     let behind = now &- oldest.queuedAt > Self.lifoAfterNanoseconds
                     let work = behind ? foreground.popLast()!.work : foreground.pop()!.work
-                    next = (work, false)
+                    next = (work, .foreground)
                     runningForeground += 1
                 } else if backgroundMayRun {
                     let last = background.count - 1
                     let item = background[last].items.pop()!
                     if background[last].items.isEmpty { background.removeLast() }
                     if let key = item.key { pace.left(key) }
-                    next = (item.work, true)
+                    next = (item.work, .background(group: 0))
                     runningBackground += 1
+                } else if !stopping, background.isEmpty, runningIdle == 0, let work = idle.pop() {
+                    // No client miss waits (else the first branch), nor any prefetch item.
+                    next = (work, .idle)
+                    runningIdle += 1
                 } else if stopping {
                     condition.unlock()
                     return
@@ -183,9 +203,14 @@ public final class RenderScheduler: @unchecked Sendable {
             next!.work()
             let took = DispatchTime.now().uptimeNanoseconds &- started
             condition.lock()
-            pace.ran(for: took)
-            if next!.isBackground { runningBackground -= 1 } else { runningForeground -= 1 }
-            condition.signal()  // a background item may have been waiting for a slot
+            switch next!.priority {
+            case .foreground: runningForeground -= 1
+            case .background: runningBackground -= 1
+            case .idle: runningIdle -= 1
+            }
+            // Idle items (100 px backfill renders) say nothing of how long a thumbnail takes.
+            if next!.priority != .idle { pace.ran(for: took) }
+            condition.signal()  // a background or idle item may have been waiting for a slot
             condition.unlock()
         }
     }

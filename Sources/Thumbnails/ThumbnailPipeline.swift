@@ -24,6 +24,8 @@ public final class ThumbnailPipeline: Sendable {
     let scheduler: RenderScheduler
     let renderStatistics = RenderStatistics()
     let knownFailures = KnownFailures()
+    /// The placeholders renders make (`thumbhash` in the listing), once given a store.
+    public let placeholders = Placeholders()
     let renderer: any ThumbnailRendering
     let flights = Mutex<[String: Flight]>([:])
     let diskQueue = DispatchQueue(label: "thumbd.disk", qos: .userInitiated, attributes: .concurrent)
@@ -336,18 +338,25 @@ public final class ThumbnailPipeline: Sendable {
                 message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
         }
         let started = DispatchTime.now().uptimeNanoseconds
-        let renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
+        var renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
                                           format: request.key.format.format, quality: request.key.quality,
                                           maxPixels: configuration.maxSourcePixels,
                                           expectedSource: request.key.source)
-        // From a cached larger grid when one gives the same picture; from the source otherwise
-        // (also when that fails: the donor is only ever a shortcut).
+        renderRequest.placeholderSide = placeholders.side(for: request.key)
+        // From a cached larger grid when one gives the same picture (a placeholder still wanted
+        // is then made from the donor's pixels); from the source otherwise (also when that
+        // fails: the donor is only ever a shortcut).
         let derived = derivationDonor(for: request.key).flatMap { donor in try? renderer.render(from: donor, renderRequest) }
         let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
         let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         switch result {
         case .success(let thumbnail):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil)
+            // Hashed here, on the render worker (about 1 ms in a release build), before the
+            // waiters are answered: the listing they fetch next then has it.
+            placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, backfill: false)
+            // Without its placeholder's pixels, which no cache is to hold.
+            let thumbnail = Thumbnail(bytes: thumbnail.bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
             return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))
         case .failure(let error):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: true, prefetch: prefetch)

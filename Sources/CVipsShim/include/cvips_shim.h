@@ -67,6 +67,8 @@ typedef struct {
     int quality;           /* JPEG/WebP Q, 1...100 */
     int png_compression;   /* zlib level 0...9 */
     int colour_transform;  /* 1: export_profile sRGB, perceptual intent (see cvips_header) */
+    int placeholder_side;  /* > 0: also a placeholder image of at most this x this px, shrunk
+                              from the rendered image (no second decode); 0: none */
 } cvips_render_options;
 
 /* An encoded thumbnail. `bytes` is g_malloc'ed: release it with cvips_thumbnail_free(). */
@@ -75,6 +77,14 @@ typedef struct {
     size_t length;         /* bytes */
     int width;             /* px */
     int height;            /* px */
+    /* The placeholder (cvips_render_options.placeholder_side > 0): 8-bit sRGB RGBA, row by row,
+     * not premultiplied, g_malloc'ed; NULL when not asked for or when it could not be made
+     * (the render itself succeeded). */
+    unsigned char *placeholder;
+    size_t placeholder_length;     /* bytes: placeholder_width * placeholder_height * 4 */
+    int placeholder_width;         /* px */
+    int placeholder_height;        /* px */
+    long placeholder_microseconds; /* what making it took, µs */
 } cvips_thumbnail;
 
 /* Starts libvips once per process: vips_init, operation cache off (the server has its own
@@ -112,7 +122,8 @@ int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
 /* Renders the file open on `fd`, read as cvips_header_read reads it (cvips_formats.c):
  * vips_thumbnail_source with shrink-on-load (vips_thumbnail_image after ImageMagick's loader for
  * BMP, ICO and TGA), orientation applied,
- * sRGB 8-bit, exact size, alpha flattened on white for JPEG, metadata stripped, encoded.
+ * sRGB 8-bit, exact size, alpha flattened on white for JPEG, metadata stripped, encoded; and
+ * when asked, the placeholder image of the sRGB pixels before flattening (cvips_placeholder.c).
  * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
 int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
                  cvips_failure *failure);
@@ -124,7 +135,7 @@ int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *t
 int cvips_render_encoded(const void *bytes, size_t length, const cvips_render_options *options,
                          cvips_thumbnail *thumbnail, cvips_failure *failure);
 
-/* Frees the bytes of a thumbnail made by cvips_render (g_free). */
+/* Frees the bytes and the placeholder of a thumbnail made by cvips_render (g_free). */
 void cvips_thumbnail_free(cvips_thumbnail *thumbnail);
 
 /* Ends a job on the calling thread: vips_error_clear() and vips_thread_shutdown(), which frees

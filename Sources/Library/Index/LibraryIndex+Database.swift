@@ -53,16 +53,19 @@ extension LibraryIndex {
         objects.bind([])
         while try objects.step() {
             let type = objects.text(0) ?? "", name = objects.text(1) ?? ""
-            guard (type == "table" && name == "assets") || (type == "index" && name.hasPrefix("sqlite_autoindex_assets")) else {
+            guard (type == "table" && ["assets", "thumbhashes"].contains(name))
+                    || (type == "index" && (name.hasPrefix("sqlite_autoindex_assets") || name.hasPrefix("sqlite_autoindex_thumbhashes"))) else {
                 throw SQLiteDatabase.Failure(description: "\(path) holds \(type) \(name), which is not thumbd's")
             }
         }
-        let info = try db.prepare("PRAGMA table_info(assets)")
-        info.bind([])
-        var found: [(String, String)] = []
-        while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
-        guard found.isEmpty || found.elementsEqual(columns, by: ==) else {
-            throw SQLiteDatabase.Failure(description: "\(path) has a table assets that is not thumbd's")
+        for (table, expected) in [("assets", columns), ("thumbhashes", thumbhashColumns)] {
+            let info = try db.prepare("PRAGMA table_info(\(table))")
+            info.bind([])
+            var found: [(String, String)] = []
+            while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
+            guard found.isEmpty || found.elementsEqual(expected, by: ==) else {
+                throw SQLiteDatabase.Failure(description: "\(path) has a table \(table) that is not thumbd's")
+            }
         }
         try db.execute("""
             PRAGMA journal_mode=WAL;
@@ -70,7 +73,7 @@ extension LibraryIndex {
             CREATE TABLE IF NOT EXISTS assets (
                 path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, is_image INTEGER NOT NULL,
                 width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER);
-            """)
+            """ + createThumbhashes)
         let check = try db.prepare("SELECT count(*) FROM assets")
         check.bind([])
         _ = try check.step()
@@ -129,6 +132,7 @@ extension LibraryIndex {
                     }
                     let delete = try db.prepare("DELETE FROM assets WHERE path = ?")
                     for path in removed { try delete.run([Self.column(path)]) }
+                    try dropThumbhashes(upserts: upserts, removed: removed, in: db)
                 }
             } catch {
                 // The in-memory index stays right; the next start re-reads what was not saved.

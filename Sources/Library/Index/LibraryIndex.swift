@@ -76,6 +76,9 @@ public final class LibraryIndex: Sendable {
     let headerReaders = max(1, ProcessInfo.processInfo.activeProcessorCount)
     let openDirectory: OpenDirectory
     let state = Mutex(State())
+    /// The placeholders of listed images (`LibraryIndex+Thumbhash`): their own lock, so a
+    /// render storing one never waits on a listing or a scan.
+    let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
     let database: Mutex<SQLiteDatabase>
     let scanLock = Mutex(())
     /// Whether the index is kept in its database file; false when that file is busy, damaged
@@ -106,9 +109,11 @@ public final class LibraryIndex: Sendable {
         self.openDirectory = openDirectory
         var db: SQLiteDatabase
         var loaded: State
+        var loadedThumbhashes: [DiskPath: StoredThumbhash] = [:]
         do {
             db = try Self.openDatabase(databasePath)
             loaded = try Self.loadRecords(from: db)
+            loadedThumbhashes = try Self.loadThumbhashes(from: db, for: loaded.records)
             if try Self.formatsRevision(of: db) != Vips.formatsRevision {
                 loaded.decidedUnderOtherFormats = Set(loaded.records.keys).union(loaded.nonImages.keys)
                 if loaded.decidedUnderOtherFormats.isEmpty { try Self.setFormatsRevision(of: db) }   // nothing to decide again
@@ -137,11 +142,13 @@ public final class LibraryIndex: Sendable {
                 notPersistedBecause = String(describing: error)
             }
             loaded = State()
+            loadedThumbhashes = [:]
         }
         Self.sort(&loaded)
         loaded.countAll()
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
+        thumbhashes.withLock { $0 = loadedThumbhashes }
         database = Mutex(db)
     }
 

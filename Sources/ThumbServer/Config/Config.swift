@@ -89,6 +89,11 @@ public struct Config: Sendable, Equatable {
     public var indexSweepSeconds = 3600.0
     /// One line per request on stdout (`access_log`). `false` by default.
     public var accessLog = false
+    /// Whether the placeholders (`thumbhash` in `/assets`) of images no render has made one for
+    /// are made in the background, one render at a time while no client miss or prefetch waits
+    /// (`thumbhash_backfill`; `ThumbhashBackfill`). Off, only renders for clients and prefetch
+    /// make them. `true` by default.
+    public var thumbhashBackfill = true
     /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). docs/API.md's three by default.
     public var grids: [GridSpec] = GridSpec.defaults
 

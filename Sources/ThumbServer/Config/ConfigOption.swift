@@ -102,5 +102,7 @@ struct ConfigOption: Sendable {
         .number("index_sweep_seconds", \.indexSweepSeconds,
                 "seconds between safety sweeps of the whole library while the watch sees every change (0: none)", range: 0...604800),
         .boolean("access_log", \.accessLog, "one line per request on stdout"),
+        .boolean("thumbhash_backfill", \.thumbhashBackfill,
+                 "make the listing's placeholders of images not yet rendered, while no client miss or prefetch waits"),
     ]
 }

@@ -5,7 +5,8 @@ extension GalleryPage {
     /// comes in pages of 150 items as the scroll needs them. Each cell fetches the versioned URL
     /// its item lists for the grid (`item.thumbnails[grid]`, never a URL built here), at most 4 at
     /// a time (Chromium opens 6 connections per host: 2 stay free for `/assets`, `/prefetch` and
-    /// `/stats`). A cell that leaves before its thumbnail arrived is cancelled: a waiting fetch is
+    /// `/stats`), over the item's placeholder (`GalleryPlaceholderScript`), painted as its page
+    /// of the listing arrives, which the thumbnail fades in over. A cell that leaves before its thumbnail arrived is cancelled: a waiting fetch is
     /// never sent, one under way is aborted (`AbortController`; Chromium then closes its
     /// connection, where removing or blanking an `<img>` let queued requests go out anyway).
     /// Preheat as in Apple's `PHCachingImageManager` sample: the visible rect grown by half a
@@ -215,6 +216,7 @@ extension GalleryPage {
       cell.img.alt = item.path;
       cell.element.title = item.path + '\n' + item.width + ' × ' + item.height + ', ' + item.taken.slice(0, 10);
       cell.element.dataset.url = cell.url;
+      paintPlaceholder(cell, item);   // at once, for every cell of the page: the thumbnail fades in over it
       setState(cell, 'waiting');
       waiting.add(cell);
     }

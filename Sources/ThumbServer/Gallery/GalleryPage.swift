@@ -3,8 +3,9 @@
 /// elements; a spacer gives the scroll height), paged through `/assets`, showing the versioned
 /// thumbnail URLs the listing gives; the preheat pattern of Apple's `PHCachingImageManager`
 /// sample through range `POST /prefetch`; thumbnails that scroll away before loading cancelled;
-/// and a live panel of `/stats`. The parts: `GalleryStyle`, `GalleryGridScript` (grid, loading,
-/// preheat), `GalleryStatsScript` (the panel and its chart).
+/// and a live panel of `/stats`. The parts: `GalleryStyle`, `GalleryPlaceholderScript` (each
+/// item's thumbhash painted under its thumbnail), `GalleryGridScript` (grid, loading, preheat),
+/// `GalleryStatsScript` (the panel and its chart).
 enum GalleryPage {
     /// The whole page, UTF-8, assembled once.
     static let html: [UInt8] = Array(("""
@@ -90,7 +91,7 @@ enum GalleryPage {
     </aside>
     <script>
     'use strict';
-    """ + gridScript + statsScript + """
+    """ + placeholderScript + gridScript + statsScript + """
     </script></body></html>
 
     """).utf8)

@@ -19,8 +19,11 @@ extension GalleryPage {
     #grid{position:relative;width:100%}
     .row{position:absolute;left:0;right:0;top:0;display:grid;gap:2px;contain:strict}
     .cell{position:relative;background:#222;overflow:hidden}
-    .cell img{width:100%;height:100%;display:block;object-fit:cover;opacity:0;transition:opacity .15s}
+    .cell img{position:relative;width:100%;height:100%;display:block;object-fit:cover;opacity:0;transition:opacity .3s}
+    .cell canvas{position:absolute;inset:0;width:100%;height:100%;object-fit:cover}
+    .cell[data-state=loaded] canvas{visibility:hidden;transition:visibility 0s .3s}
     .one .cell{background:#000}
+    .one .cell canvas{object-fit:contain}
     .one .cell img{object-fit:contain}
     .cell[data-state=loaded] img{opacity:1}
     .cell[data-state=failed]::after{content:"!";position:absolute;inset:0;display:grid;place-items:center;color:#c55;font-size:20px}

@@ -28,6 +28,9 @@ final class ServerHarness: @unchecked Sendable {
         config.port = 0
         config.cacheDirectory = self.cacheDirectory
         config.shutdownGraceSeconds = 2
+        // The placeholder backfill renders through the server's renderer: a stand-in's renders
+        // are the test's to count and hold, so it runs only where a test turns it on.
+        config.thumbhashBackfill = renderer is Renderer
         configure(&config)
         self.config = config
         thumbd = try Thumbd(config: config, renderer: renderer)

@@ -1,0 +1,134 @@
+import Foundation
+import Rendering
+
+/// The placeholder of each listed image (docs/API.md, "Listing": `thumbhash`): a ThumbHash made
+/// from the pixels of a render, kept with the source identity (size, mtime) it was made from, so
+/// a replaced file never shows its old placeholder. Kept in memory (`thumbhashes`, its own lock)
+/// and in the database's `thumbhashes` table; rows of a path that changed or went are dropped
+/// with the scan that saw it (`persist`), and a restart loads the rest.
+extension LibraryIndex {
+    /// One asset's placeholder: the hash (5-25 bytes; empty, NULL in the table: its source
+    /// cannot be rendered, so none is made until it changes) and the identity of the file it
+    /// was made from.
+    struct StoredThumbhash: Equatable {
+        let identity: SourceIdentity
+        let hash: [UInt8]
+        /// `hash` in base64 (RFC 4648 §4), as the listing sends it: encoded once here, not for
+        /// every listing (10,000 items a page).
+        let base64: String
+
+        init(identity: SourceIdentity, hash: [UInt8]) {
+            self.identity = identity
+            self.hash = hash
+            base64 = Data(hash).base64EncodedString()
+        }
+    }
+
+    /// The columns of the `thumbhashes` table, as `PRAGMA table_info` gives them.
+    static let thumbhashColumns = [("path", "TEXT"), ("bytes", "INTEGER"), ("mtime_ns", "INTEGER"), ("thumbhash", "BLOB")]
+
+    static let createThumbhashes = """
+        CREATE TABLE IF NOT EXISTS thumbhashes (
+            path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, thumbhash BLOB);
+        """
+
+    /// The rows of `thumbhashes` that still belong to a listed record of the same identity;
+    /// the others (the file changed while the server was down) are deleted.
+    static func loadThumbhashes(from db: SQLiteDatabase, for records: [DiskPath: AssetRecord]) throws -> [DiskPath: StoredThumbhash] {
+        var loaded: [DiskPath: StoredThumbhash] = [:], stale: [DiskPath] = []
+        let select = try db.prepare("SELECT path, bytes, mtime_ns, thumbhash FROM thumbhashes")
+        select.bind([])
+        while try select.step() {
+            guard let bytes = select.bytes(0) else { continue }
+            let path = DiskPath(bytes: bytes)
+            let identity = SourceIdentity(size: Int(select.integer(1)), modifiedNanoseconds: select.integer(2))
+            if let record = records[path], record.identity == identity {
+                loaded[path] = StoredThumbhash(identity: identity, hash: select.bytes(3) ?? [])
+            } else {
+                stale.append(path)
+            }
+        }
+        if !stale.isEmpty {
+            try db.transaction {
+                let delete = try db.prepare("DELETE FROM thumbhashes WHERE path = ?")
+                for path in stale { try delete.run([column(path)]) }
+            }
+        }
+        return loaded
+    }
+
+    /// The placeholder of `record` as listed now: nil until one is made, when its source
+    /// cannot be rendered, or when it was made from another version of the file.
+    public func thumbhash(of record: AssetRecord) -> [UInt8]? {
+        thumbhashes(of: [record])[0]
+    }
+
+    /// `thumbhash(of:)` of each record, under one lock (a page of the listing).
+    public func thumbhashes(of records: [AssetRecord]) -> [[UInt8]?] {
+        placeholders(of: records).map { $0?.hash }
+    }
+
+    /// `thumbhash(of:)` of each record in base64, under one lock: what a page of the listing sends.
+    public func base64Thumbhashes(of records: [AssetRecord]) -> [String?] {
+        placeholders(of: records).map { $0?.base64 }
+    }
+
+    private func placeholders(of records: [AssetRecord]) -> [StoredThumbhash?] {
+        thumbhashes.withLock { stored in
+            records.map { record in
+                guard let entry = stored[record.path], entry.identity == record.identity, !entry.hash.isEmpty else { return nil }
+                return entry
+            }
+        }
+    }
+
+    /// Whether `path` is listed with identity `source` and has no placeholder made from it yet
+    /// (nor a note that it cannot be rendered): whether a render of it should make one.
+    public func needsThumbhash(_ path: DiskPath, source: SourceIdentity) -> Bool {
+        guard state.withLock({ $0.records[path]?.identity }) == source else { return false }
+        return thumbhashes.withLock { $0[path]?.identity != source }
+    }
+
+    /// Keeps `hash` as the placeholder of `path` made from the file of identity `source`, in
+    /// memory and in the database; an empty `hash` notes that the file cannot be rendered.
+    /// Does nothing when `path` is no longer listed with that identity (it changed meanwhile).
+    public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
+        guard state.withLock({ $0.records[path]?.identity }) == source else { return }
+        thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
+        database.withLock { db in
+            // As `persist`: a failed write leaves the memory right; the next run makes it again.
+            try? db.prepare("INSERT OR REPLACE INTO thumbhashes VALUES (?, ?, ?, ?)").run(
+                [Self.column(path), .integer(Int64(source.size)), .integer(source.modifiedNanoseconds), hash.isEmpty ? .null : .blob(hash)])
+        }
+    }
+
+    /// Listed images with a placeholder, and those whose source cannot be rendered.
+    public var thumbhashCounts: (known: Int, unrenderable: Int) {
+        thumbhashes.withLock { stored in
+            let unrenderable = stored.values.count { $0.hash.isEmpty }
+            return (stored.count - unrenderable, unrenderable)
+        }
+    }
+
+    /// Drops, in `db` (inside `persist`'s transaction) and in memory, the placeholders of paths
+    /// gone and of paths read again with another identity or no longer an image.
+    func dropThumbhashes(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>, in db: SQLiteDatabase) throws {
+        let stale = thumbhashes.withLock { stored -> [DiskPath] in
+            var stale = removed.filter { stored[$0] != nil }
+            for (path, identity, record) in upserts where stored[path] != nil && (record == nil || stored[path]?.identity != identity) {
+                stale.insert(path)
+            }
+            for path in stale { stored[path] = nil }
+            return Array(stale)
+        }
+        let delete = try db.prepare("DELETE FROM thumbhashes WHERE path = ?")
+        for path in stale { try delete.run([Self.column(path)]) }
+    }
+}
+
+extension AssetRecord {
+    /// The size and modification time the record was read at.
+    public var identity: SourceIdentity {
+        SourceIdentity(size: bytes, modifiedNanoseconds: modifiedNanoseconds)
+    }
+}

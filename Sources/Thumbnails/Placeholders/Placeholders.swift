@@ -1,0 +1,95 @@
+import Dispatch
+import Library
+import Rendering
+import Synchronization
+import ThumbHash
+
+/// Where placeholders are kept: the library index in a server (`LibraryIndex+Thumbhash`).
+public protocol ThumbhashStore: Sendable {
+    /// Whether a render of `path` at identity `source` should make its placeholder.
+    func needsThumbhash(_ path: DiskPath, source: SourceIdentity) -> Bool
+    /// Keeps `hash` for `path` at identity `source` (empty: the source cannot be rendered).
+    func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity)
+}
+
+extension LibraryIndex: ThumbhashStore {}
+
+/// The placeholders the pipeline's renders make (docs/API.md, "Listing": `thumbhash`): the first
+/// render of an asset that has none, at any grid, also shrinks its pixels to at most
+/// `side` x `side` px (no second decode: `RenderRequest.placeholderSide`), and the ThumbHash of
+/// that goes to the store. The backfill (`ThumbhashBackfill`) makes the rest. Counts and costs
+/// for `/stats` (`placeholders`). Thread-safe: the store and the counters behind one `Mutex`.
+public final class Placeholders: Sendable {
+    /// The largest side of the image a hash is made from, px: ThumbHash's limit.
+    public static let side = ThumbHash.maximumSide
+
+    /// What `/stats` reports.
+    public struct Statistics: Sendable, Equatable {
+        /// Placeholders made beside a client's or a prefetch's render, and by the backfill.
+        public var fromRenders = 0, backfilled = 0
+        /// Backfill renders that failed (the source cannot be rendered: noted, not tried again
+        /// until it changes; or could not be read now: tried again at the next pass).
+        public var backfillFailed = 0
+        /// Shrinking a render's pixels to the placeholder image, and hashing it: totals, µs.
+        public var shrinkMicroseconds = 0, encodeMicroseconds = 0
+        /// The backfill's renders (decode, 100 px, shrink), total, µs.
+        public var backfillRenderMicroseconds = 0
+    }
+
+    private struct State {
+        var store: (any ThumbhashStore)?
+        var statistics = Statistics()
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Where the hashes go from now on (the index is opened after the pipeline).
+    public func keep(in store: any ThumbhashStore) {
+        state.withLock { $0.store = store }
+    }
+
+    /// The counts and costs since start, read at one moment.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The placeholder side a render of `key` should ask for: `side` when its asset has none
+    /// made from this version of the file, else 0.
+    func side(for key: CacheKey) -> Int {
+        guard let store = state.withLock({ $0.store }) else { return 0 }
+        return store.needsThumbhash(key.assetPath, source: key.source) ? Self.side : 0
+    }
+
+    /// Hashes a render's placeholder image and keeps it for `path` at `source`. Returns false
+    /// when there was none to keep (not asked for, or libvips could not make it).
+    @discardableResult
+    func take(_ image: PlaceholderImage?, for path: DiskPath, source: SourceIdentity, backfill: Bool) -> Bool {
+        guard let image, let store = state.withLock({ $0.store }) else { return false }
+        let started = DispatchTime.now().uptimeNanoseconds
+        guard let hash = try? ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba) else { return false }
+        let encode = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        store.storeThumbhash(hash, for: path, source: source)
+        state.withLock { s in
+            if backfill { s.statistics.backfilled += 1 } else { s.statistics.fromRenders += 1 }
+            s.statistics.shrinkMicroseconds += image.microseconds
+            s.statistics.encodeMicroseconds += encode
+        }
+        return true
+    }
+
+    /// Notes that the source of `path` at `source` cannot be rendered (415, 422): no
+    /// placeholder is made for it until it changes.
+    func noteUnrenderable(_ path: DiskPath, source: SourceIdentity) {
+        guard let store = state.withLock({ $0.store }) else { return }
+        store.storeThumbhash([], for: path, source: source)
+        recordBackfillFailure()
+    }
+
+    func recordBackfillFailure() {
+        state.withLock { $0.statistics.backfillFailed += 1 }
+    }
+
+    func recordBackfillRender(microseconds: Int) {
+        state.withLock { $0.statistics.backfillRenderMicroseconds += microseconds }
+    }
+}

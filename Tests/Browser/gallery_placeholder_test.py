@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Browser test of the gallery's placeholders (GET /), in headless Chromium.
+
+- placeholder_shows_before_a_slow_thumbnail: on a library whose placeholders the backfill has
+  made (every /assets item has a thumbhash), the page is loaded with its thumbnail fetches held
+  3 s (a wrapper of window.fetch installed before the page's scripts run: a slow thumbnail). While
+  they are held, every cell of the page shows its placeholder (a canvas under the thumbnail,
+  decoded from the listing's thumbhash, visible, covering the cell) and no thumbnail; then each
+  thumbnail arrives and is shown over it, and the placeholder is hidden after the fade. The
+  placeholder is of the same photo: its mean colour is within 20 levels (of 255) of the
+  thumbnail's on each channel, and its size is the hash's (the backfill's 100x100 centre
+  square: 32x32).
+
+Run through Tests/Browser/run.sh, or alone: gallery_placeholder_test.py PATH-TO-THUMBD.
+"""
+
+import os
+import shutil
+import time
+
+from harness import PHOTOS, Server, browser, check, main, wait_for
+
+NAMES = ["Landscape_1.jpg", "kodak-dc210-1998-vga.jpg", "sony-cybershot-small-orientation6.jpg"]
+
+HOLD_THUMBNAILS = """
+    const realFetch = window.fetch.bind(window);
+    window.heldThumbnails = 0;
+    window.fetch = (input, init) => {
+      const url = typeof input === 'string' ? input : input.url;
+      if (!url.includes('/thumbnails/')) return realFetch(input, init);
+      window.heldThumbnails++;
+      return new Promise(resolve => setTimeout(resolve, 3000)).then(() => realFetch(input, init));
+    };
+"""
+
+# Per cell: its state, whether its placeholder is painted, and the mean RGB of the placeholder
+# and (once loaded) of the thumbnail, each drawn onto a canvas.
+CELLS = """
+    const done = arguments[arguments.length - 1];
+    const mean = (source, width, height) => {
+      const canvas = document.createElement('canvas');
+      canvas.width = width; canvas.height = height;
+      const context = canvas.getContext('2d');
+      context.drawImage(source, 0, 0);
+      const data = context.getImageData(0, 0, width, height).data;
+      const sum = [0, 0, 0];
+      for (let i = 0; i < data.length; i += 4) for (let c = 0; c < 3; c++) sum[c] += data[i + c];
+      return sum.map(s => s / (data.length / 4));
+    };
+    const cells = [];
+    for (const cell of document.querySelectorAll('#grid .cell')) {
+      const img = cell.querySelector('img'), canvas = cell.querySelector('canvas');
+      const box = cell.getBoundingClientRect(), drawn = canvas && canvas.getBoundingClientRect();
+      const loaded = cell.dataset.state === 'loaded' && img.complete && img.naturalWidth > 0;
+      cells.push({alt: img.alt, state: cell.dataset.state, painted: cell.dataset.placeholder,
+                  placeholder: canvas && [canvas.width, canvas.height, mean(canvas, canvas.width, canvas.height)],
+                  visible: !!canvas && getComputedStyle(canvas).visibility === 'visible',
+                  covers: !!canvas && drawn.width === box.width && drawn.height === box.height,
+                  thumbnail: loaded ? mean(img, img.naturalWidth, img.naturalHeight) : null});
+    }
+    done({cells, held: window.heldThumbnails});
+"""
+
+
+def three_photos(library):
+    for name in NAMES:
+        shutil.copyfile(os.path.join(PHOTOS, name), os.path.join(library, name))
+
+
+def placeholder_shows_before_a_slow_thumbnail(binary, profile):
+    server = Server(binary, three_photos)
+    driver = browser(profile)
+    try:
+        wait_for("every /assets item's thumbhash from the backfill", 60,
+                 lambda: len(server.assets()) == 3 and all(item["thumbhash"] for item in server.assets()))
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": HOLD_THUMBNAILS})
+        started = time.time()
+        driver.get(server.base + "/")
+        early = wait_for("three cells painted", 2.5, lambda: (lambda page: page if len(page["cells"]) == 3 and all(
+            c["painted"] == "shown" for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
+        check(time.time() - started < 3, "the check came after the thumbnails were let through")
+        for cell in early["cells"]:
+            check(cell["placeholder"] is not None, "%s: no placeholder canvas" % cell["alt"])
+            check(cell["visible"] and cell["covers"], "%s: its placeholder is hidden or does not cover the cell: %r"
+                  % (cell["alt"], cell))
+            check(cell["placeholder"][:2] == [32, 32], "%s: placeholder %dx%d, not the 100x100 square's 32x32"
+                  % (cell["alt"], cell["placeholder"][0], cell["placeholder"][1]))
+            check(cell["thumbnail"] is None and cell["state"] != "loaded",
+                  "%s: its thumbnail showed while the fetches were held" % cell["alt"])
+        check(early["held"] >= 1, "no thumbnail fetch was held: %r" % early)
+        late = wait_for("three thumbnails shown", 20, lambda: (lambda page: page if all(
+            c["thumbnail"] for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
+        hidden = wait_for("placeholders hidden after the fade", 5, lambda: (lambda page: page if not any(
+            c["visible"] for c in page["cells"]) else None)(driver.execute_async_script(CELLS)))
+        check(len(hidden["cells"]) == 3, "cells changed: %r" % hidden)
+        for cell in late["cells"]:
+            placeholder, thumbnail = cell["placeholder"][2], cell["thumbnail"]
+            worst = max(abs(a - b) for a, b in zip(placeholder, thumbnail))
+            check(worst < 20, "%s: placeholder mean %r, thumbnail mean %r: not the same photo"
+                  % (cell["alt"], [round(v) for v in placeholder], [round(v) for v in thumbnail]))
+    finally:
+        driver.quit()
+        server.stop()
+
+
+TESTS = [placeholder_shows_before_a_slow_thumbnail]
+
+if __name__ == "__main__":
+    main(TESTS)

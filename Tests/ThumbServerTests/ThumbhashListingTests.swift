@@ -1,0 +1,88 @@
+import Foundation
+import Rendering
+import Testing
+@testable import ThumbServer
+import ThumbHash
+
+/// `thumbhash` in `/assets` items (docs/API.md, "Listing"): null until a render makes it, the
+/// ThumbHash of the first render's pixels, kept across a restart, dropped when the file changes.
+@Suite struct ThumbhashListingTests {
+    final class TwoPhotos {
+        let root = NSTemporaryDirectory() + "thumbd-thumbhash-\(UUID().uuidString)"
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/landscape.jpg")
+            try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/kodak-dc210-1998-vga.jpg", toPath: root + "/kodak.jpg")
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+    }
+
+    /// Each listed path's `thumbhash`, decoded from base64 (nil for JSON null).
+    func thumbhashes(_ server: ServerHarness) throws -> [String: [UInt8]?] {
+        let items = try server.get("/assets").json["items"] as? [[String: Any]] ?? []
+        var found: [String: [UInt8]?] = [:]
+        for item in items {
+            let path = item["path"] as? String ?? ""
+            #expect(item.keys.contains("thumbhash"), "\(path) has no thumbhash key")
+            found.updateValue((item["thumbhash"] as? String).map { [UInt8](Data(base64Encoded: $0) ?? Data()) }, forKey: path)
+        }
+        return found
+    }
+
+    /// What the renderer's own placeholder of `name` at `grid` hashes to.
+    func expectedHash(_ library: TwoPhotos, _ name: String, grid: String) throws -> [UInt8] {
+        let spec = try #require(GridSpec.defaults.first { $0.name == grid })
+        var request = RenderRequest(sourcePath: library.root + "/" + name, spec: spec)
+        request.placeholderSide = 100
+        let image = try #require(try Renderer().render(request).placeholder)
+        return try ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba)
+    }
+
+    @Test func madeByTheFirstRenderKeptAcrossARestartDroppedOnChange() throws {
+        let library = try TwoPhotos()
+        let server = try ServerHarness(library: library.root) {
+            $0.indexRescanSeconds = 3600
+            $0.thumbhashBackfill = false
+        }
+        server.waitForInitialScan()
+        #expect(try thumbhashes(server) == ["landscape.jpg": nil, "kodak.jpg": nil])
+
+        // Grid 1 (contain, 1179x786): the whole photo, 100x67 px: L counts 7 across, 5 down.
+        #expect(try server.get("/thumbnails/1/landscape.jpg").status == 200)
+        var hashes = try thumbhashes(server)
+        let landscape = try #require(hashes["landscape.jpg"] ?? nil)
+        #expect(landscape == (try expectedHash(library, "landscape.jpg", grid: "1")))
+        #expect((5...25).contains(landscape.count))
+        #expect(ThumbHash.approximateAspectRatio(landscape) == 7.0 / 5.0)
+        #expect(hashes["kodak.jpg"] == .some(nil))
+        // Grid 3 (cover): its square; a later render of another grid leaves the first hash.
+        #expect(try server.get("/thumbnails/3/kodak.jpg").status == 200)
+        #expect(try server.get("/thumbnails/5/landscape.jpg").status == 200)
+        hashes = try thumbhashes(server)
+        let kodak = try #require(hashes["kodak.jpg"] ?? nil)
+        #expect(kodak == (try expectedHash(library, "kodak.jpg", grid: "3")))
+        #expect(ThumbHash.approximateAspectRatio(kodak) == 1)
+        #expect(hashes["landscape.jpg"] == .some(landscape))
+        let placeholders = try server.stats()["placeholders"] as? [String: Any] ?? [:]
+        #expect(placeholders["from_renders"] as? Int == 2)
+        #expect(placeholders["known"] as? Int == 2)
+
+        try server.restart()
+        server.waitForInitialScan()
+        #expect(try thumbhashes(server) == ["landscape.jpg": landscape, "kodak.jpg": kodak])
+
+        // Replaced by another photo: the listing drops the old placeholder at the scan that
+        // sees the change, and the next render makes the new one.
+        try FileManager.default.removeItem(atPath: library.root + "/kodak.jpg")
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/galaxy-s-orientation6-gps-vga.jpg",
+                                         toPath: library.root + "/kodak.jpg")
+        server.thumbd.service.index.rescan()
+        #expect(try thumbhashes(server) == ["landscape.jpg": landscape, "kodak.jpg": nil])
+        #expect(try server.get("/thumbnails/5/kodak.jpg").status == 200)
+        let galaxy = try #require(try thumbhashes(server)["kodak.jpg"] ?? nil)
+        #expect(galaxy == (try expectedHash(library, "kodak.jpg", grid: "5")))
+        #expect(galaxy != kodak)
+    }
+}
