@@ -17,6 +17,9 @@ public struct ServiceConfiguration: Sendable {
     public var webpEnabled = true
     /// When non-empty, admin routes need `Authorization: Bearer <adminToken>`. Empty by default.
     public var adminToken = ""
+    /// Signed thumbnail URLs (`signing_keys`, `signed_url_max_seconds`, `signed_url_bucket_seconds`):
+    /// off (no keys) by default.
+    public var signing = URLSigning()
     /// JPEG/WebP quality, 1...100. `80` by default.
     public var quality = 80
     /// Cross-origin access to the public routes (`cors_origins`). Off by default.

@@ -30,6 +30,7 @@ extension Config {
         service.webpEnabled = webp
         service.quality = quality
         service.adminToken = adminToken
+        service.signing = signing
         service.descriptors = descriptors
         service.cors = CORSPolicy(origins: corsOrigins)
         return service

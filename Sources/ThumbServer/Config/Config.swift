@@ -29,6 +29,15 @@ public struct Config: Sendable, Equatable {
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
+    /// Keys of signed thumbnail URLs (`signing_keys`): each `ID:SECRET`, the id of letters, digits,
+    /// `-`, `.` and `_` (at most 64), the secret at least 64 hex digits (32 bytes). With one or
+    /// more, every thumbnail URL must be signed (`URLSigning`); the first signs what thumbd signs.
+    /// A list in the config file; comma-separated in `THUMBD_SIGNING_KEYS`. Empty (off) by default.
+    public var signingKeys: [String] = []
+    /// The longest a signed URL may still live, seconds (`signed_url_max_seconds`). `604800` (7 days) by default.
+    public var signedURLMaxSeconds = 604_800
+    /// Expiries thumbd signs round up to a multiple of this, seconds (`signed_url_bucket_seconds`). `3600` by default.
+    public var signedURLBucketSeconds = 3600
     /// Origins whose pages may read the public routes cross-origin (`cors_origins`; see
     /// `CORSPolicy`): empty is off, `["*"]` any origin, else exact origins as browsers send them
     /// (`https://photos.example.com`). A list in the config file; comma-separated in
@@ -90,4 +99,19 @@ public struct Config: Sendable, Equatable {
     public var grids: [GridSpec] = GridSpec.defaults
 
     public init() {}
+
+    /// `signing_keys`, `signed_url_max_seconds` and `signed_url_bucket_seconds` as the routes use
+    /// them; entries that are not `ID:HEX` are left out (`ConfigLoader.validate` refuses them).
+    public var signing: URLSigning {
+        var signing = URLSigning()
+        signing.keys = signingKeys.compactMap { entry in
+            guard let colon = entry.firstIndex(of: ":"), let secret = Crypto.bytes(hex: entry[entry.index(after: colon)...]) else {
+                return nil
+            }
+            return URLSigning.Key(id: String(entry[..<colon]), secret: secret)
+        }
+        signing.maxLifetimeSeconds = signedURLMaxSeconds
+        signing.bucketSeconds = signedURLBucketSeconds
+        return signing
+    }
 }
