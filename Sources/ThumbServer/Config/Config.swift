@@ -38,6 +38,17 @@ public struct Config: Sendable, Equatable {
     public var signedURLMaxSeconds = 604_800
     /// Expiries thumbd signs round up to a multiple of this, seconds (`signed_url_bucket_seconds`). `3600` by default.
     public var signedURLBucketSeconds = 3600
+    /// Bearer keys of the app's clients for `/assets` and `/prefetch…` (`client_keys`, config file
+    /// only: an array of `{"id", "sha256", "prefix", "expires"}`, see `ClientKey`). None by default:
+    /// those routes stay as open as `admin_token` leaves them.
+    public var clientKeys: [ClientKey] = []
+    /// Running prefetch jobs one client may have at once (`prefetch_client_jobs`); 0 = no limit. `32` by default.
+    public var prefetchClientJobs = 32
+    /// Items one prefetch job may name (`prefetch_client_items_per_job`); 0 = no limit. `10000` by default.
+    public var prefetchClientItemsPerJob = 10_000
+    /// Items one client's prefetch jobs may name per minute (`prefetch_client_items_per_minute`,
+    /// a token bucket of a minute's worth); 0 = no limit. `60000` by default.
+    public var prefetchClientItemsPerMinute = 60_000
     /// Origins whose pages may read the public routes cross-origin (`cors_origins`; see
     /// `CORSPolicy`): empty is off, `["*"]` any origin, else exact origins as browsers send them
     /// (`https://photos.example.com`). A list in the config file; comma-separated in

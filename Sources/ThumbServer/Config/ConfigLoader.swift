@@ -74,6 +74,8 @@ public enum ConfigLoader {
             lines.append("  \(option.flag) / \(option.environmentName): \(option.help), default \(value.isEmpty ? "(none)" : value)")
         }
         lines.append("  grids (config file only): " + defaults.grids.map { "\($0.name)=\($0.width)x\($0.height) \($0.fit.rawValue)" }.joined(separator: ", "))
+        lines.append("  client_keys (config file only): [{\"id\", \"sha256\", \"prefix\", \"expires\"}, ...] bearer keys of the app's "
+            + "clients for /assets and /prefetch, by SHA-256, each optionally limited to a library folder and a time, default (none)")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -159,9 +161,13 @@ public enum ConfigLoader {
                 config.grids = try grids(from: value, path: path)
                 continue
             }
+            if key == "client_keys" {
+                config.clientKeys = try ClientKey.keys(from: value, path: path)
+                continue
+            }
             guard let option = ConfigOption.all.first(where: { $0.key == key }) else {
                 throw ConfigError("unknown key '\(key)' in the config file \(path)"
-                    + suggestion(for: key, among: ConfigOption.all.map(\.key) + ["grids"]))
+                    + suggestion(for: key, among: ConfigOption.all.map(\.key) + ["grids", "client_keys"]))
             }
             let text: String?
             switch option.kind {
@@ -267,10 +273,7 @@ public enum ConfigLoader {
         for (position, entry) in config.signingKeys.enumerated() {
             let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             let id = parts.count == 2 ? String(parts[0]) : ""
-            let idOK = (1...64).contains(id.utf8.count) && id.unicodeScalars.allSatisfy {
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-._".unicodeScalars.contains($0))
-            }
-            guard idOK else {
+            guard ClientKey.isIdentifier(id) else {
                 throw ConfigError("key 'signing_keys': entry \(position + 1) must be ID:HEXSECRET, the id of 1 to 64 "
                     + "letters, digits, '-', '.' and '_'")
             }

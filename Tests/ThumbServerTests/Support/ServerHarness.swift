@@ -55,6 +55,14 @@ final class ServerHarness: @unchecked Sendable {
         try TestClient.get(port: port, target, method: method, headers: headers)
     }
 
+    /// `POST target` with the JSON `body` and `headers`.
+    func post(_ target: String, _ body: String, headers: [String: String] = [:]) throws -> TestResponse {
+        var request = "POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
+        request += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        return try TestClient.parse(TestClient.exchange(port: port, Array(request.utf8)))
+    }
+
     /// Waits for the library index's first scan (started in the background at start-up), so a
     /// test's own `rescan()` calls see only the changes the test makes.
     func waitForInitialScan() {
