@@ -6,6 +6,12 @@ enum Crypto {
     /// Bytes of a SHA-256 digest and of an HMAC-SHA256: 32.
     static let digestBytes = Int(CCRYPTO_SHIM_SHA256_BYTES)
 
+    /// Makes libcrypto load what it loads at its first use (its config file, the time zone), by
+    /// one HMAC of nothing: call it at start, so that no request is the first.
+    static func start() {
+        _ = hmacSHA256(key: [0], message: [])
+    }
+
     /// HMAC-SHA256 (RFC 2104, FIPS 180-4) of `message` under `key`: 32 bytes.
     static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: digestBytes)
