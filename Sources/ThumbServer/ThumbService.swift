@@ -72,12 +72,18 @@ public final class ThumbService: HTTPResponder {
                                                     token: configuration.adminToken) {
             return completion(refusal.response)
         }
+        // Who is asking, on the app's routes; a CORS preflight of the listing carries no credentials.
         var client = Client.anonymous
-        if route.access == .listing || route.access == .prefetch, method != .options || route.access == .prefetch {
-            switch self.client(for: request, changing: route.access == .prefetch && !(method.map(Route.Methods.read.contains) ?? false)) {
-            case .success(let who): client = who
-            case .failure(let refusal): return completion(refusal.response)
-            }
+        let identified: Result<Client, APIError>?
+        switch route.access {
+        case .listing where method != .options: identified = self.client(for: request, changing: false)
+        case .prefetch: identified = self.client(for: request, changing: !(method.map(Route.Methods.read.contains) ?? false))
+        default: identified = nil
+        }
+        switch identified {
+        case .success(let who): client = who
+        case .failure(let refusal): return completion(refusal.response)
+        case nil: break
         }
         var completion = completion
         if (route.access == .open || route.access == .listing) && configuration.cors.isEnabled {

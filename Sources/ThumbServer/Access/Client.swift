@@ -33,12 +33,6 @@ public struct Client: Sendable, Equatable {
     func sees(_ segments: [[UInt8]]) -> Bool {
         segments.count > prefix.count && Array(segments.prefix(prefix.count)) == prefix
     }
-
-    /// Whether the asset path `bytes` (`/`-separated) lies under `prefix`.
-    func sees(path bytes: some Collection<UInt8>) -> Bool {
-        let start = prefixBytes
-        return bytes.count > start.count && bytes.prefix(start.count).elementsEqual(start)
-    }
 }
 
 extension ThumbService {

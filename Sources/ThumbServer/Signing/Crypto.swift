@@ -22,7 +22,7 @@ enum Crypto {
                 }
             }
         }
-        // libcrypto fails here only when it cannot run at all; a signature of zeros matches nothing made by a signer.
+        // libcrypto fails here only when it cannot allocate a few hundred bytes: nothing to answer then.
         precondition(ok == 1, "libcrypto's HMAC-SHA256 failed")
         return out
     }

@@ -37,9 +37,13 @@ public final class Prefetcher: Sendable {
         var nextID = 1
         var totals = Statistics()
         var admission = PrefetchAdmission()
+        /// Running jobs that `admission` admitted (the admin's are not counted against anyone).
+        var admitted = Set<Int>()
 
-        /// Job `id` left `running`: its owner may start another.
-        mutating func ended(_ job: PrefetchJob) { admission.ended(owner: job.owner) }
+        /// `job` left `running`: if it was admitted, its owner may start another.
+        mutating func ended(_ job: PrefetchJob) {
+            if admitted.remove(job.id) != nil { admission.ended(owner: job.owner) }
+        }
     }
 
     private let pipeline: ThumbnailPipeline
@@ -91,9 +95,10 @@ public final class Prefetcher: Sendable {
             var job = PrefetchJob(id: id, grid: grid, owner: owner, state: .running, total: requests.count + failedUpfront)
             job.skipped = skipped
             job.failed = failedUpfront
+            if limited { s.admitted.insert(id) }
             if job.outstanding == 0 {
                 job.state = .done
-                if limited { s.ended(job) }
+                s.ended(job)
             }
             s.jobs[id] = job
             s.totals.jobs += 1
