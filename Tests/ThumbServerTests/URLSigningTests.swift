@@ -24,6 +24,16 @@ import Testing
                       expires: root["expires"] as! Int, cases: cases)
     }
 
+    /// The signature Python's `hmac` gives (as Tests/Fixtures/signing/make_vector.py makes it), for
+    /// a message the vector does not hold.
+    static func signatureByPython(grid: String, path: String, expires: Int, secretHex: String) throws -> String {
+        let program = "import base64, hashlib, hmac, sys; g, p, e, k = sys.argv[1:]; "
+            + "print(base64.urlsafe_b64encode(hmac.new(bytes.fromhex(k), f'{g}\\n{p}\\n{e}'.encode(), hashlib.sha256).digest())"
+            + ".rstrip(b'=').decode())"
+        let out = try #require(try ReadmeSigningExampleTests.run("python3", ["-c", program, grid, path, String(expires), secretHex]))
+        return out.trimmingCharacters(in: .newlines)
+    }
+
     @Test func libcryptoAgreesWithRFC4231() {
         // RFC 4231 §4.2, test case 1: key 0x0b x 20, "Hi There".
         let mac = Crypto.hmacSHA256(key: [UInt8](repeating: 0x0b, count: 20), message: Array("Hi There".utf8))
