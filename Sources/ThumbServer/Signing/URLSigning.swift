@@ -52,7 +52,9 @@ public struct URLSigning: Sendable, Equatable {
         var out: [UInt8] = []
         for (i, segment) in segments.enumerated() {
             if i > 0 { out.append(UInt8(ascii: "/")) }
-            if let text = String(validating: segment, as: UTF8.self) {
+            if segment.allSatisfy({ $0 < 0x80 }) {
+                out += segment   // ASCII is its own NFC
+            } else if let text = String(validating: segment, as: UTF8.self) {
                 out += Array(text.precomposedStringWithCanonicalMapping.utf8)
             } else {
                 out += segment
@@ -84,13 +86,12 @@ public struct URLSigning: Sendable, Equatable {
     /// it is (or signing is off). Reads only the URL and the clock, never the filesystem, so a
     /// refusal says nothing of whether the path exists. `path` is the request's path, still
     /// percent-encoded (`/thumbnails/{grid}/{asset path}`); `now` in seconds since 1970.
-    /// The signature is compared in constant time (`Crypto.equal`, `CRYPTO_memcmp`), then the
-    /// expiry is judged, so `signature_expired` and `expiry_too_far` speak only of URLs that
+    /// `exp`, `kid` and `sig` are read as sent, not percent-decoded (`parameters`). The signature
+    /// is compared in constant time (`Crypto.equal`, `CRYPTO_memcmp`), then the expiry is judged, so `signature_expired` and `expiry_too_far` speak only of URLs that
     /// were genuinely signed.
     func refusal(path: Substring, query: Substring?, now: Int) -> APIError? {
         guard isEnabled else { return nil }
-        let exp = Negotiation.queryValue("exp", in: query), kid = Negotiation.queryValue("kid", in: query),
-            sig = Negotiation.queryValue("sig", in: query)
+        let (exp, kid, sig) = Self.parameters(query)
         guard exp != nil || kid != nil || sig != nil else {
             return Self.refused("signature_required",
                                 "this server serves signed thumbnail URLs only: add exp, kid and sig (README, \"Deploying a private library\")")
@@ -128,6 +129,22 @@ public struct URLSigning: Sendable, Equatable {
                 + "(signed_url_max_seconds); sign it for a shorter time")
         }
         return nil
+    }
+
+    /// The first `exp`, `kid` and `sig` of `query`, as sent: in one pass over its bytes, with no
+    /// decoding (none of their valid values needs an escape, so an escaped one fails its check).
+    /// Nil for each that is absent.
+    static func parameters(_ query: Substring?) -> (exp: Substring?, kid: Substring?, sig: Substring?) {
+        guard let query else { return (nil, nil, nil) }
+        var exp: Substring?, kid: Substring?, sig: Substring?
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
+            guard pair.count >= 4, pair[pair.index(pair.startIndex, offsetBy: 3)] == UInt8(ascii: "=") else { continue }
+            let name = pair.prefix(3), value = Substring(pair.dropFirst(4))
+            if exp == nil, name.elementsEqual("exp".utf8) { exp = value }
+            else if kid == nil, name.elementsEqual("kid".utf8) { kid = value }
+            else if sig == nil, name.elementsEqual("sig".utf8) { sig = value }
+        }
+        return (exp, kid, sig)
     }
 
     private static func refused(_ code: String, _ message: String) -> APIError {
