@@ -25,6 +25,11 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // SQLite from Debian (`libsqlite3-dev`): the persisted library index.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // OpenSSL 3's libcrypto from Debian (`libssl-dev`): HMAC-SHA256 of signed thumbnail URLs,
+        // SHA-256 of client keys, CRYPTO_memcmp. Used only through CCryptoShim.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Byte-buffer wrappers around those libcrypto calls; `EVP_MD *` never leaves C.
+        .target(name: "CCryptoShim", dependencies: ["CCrypto"]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
@@ -50,8 +55,9 @@ let package = Package(
         .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "ThumbHash", "CXXHash", "CLinux", "Locking"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
-        // server (`Thumbd`), which the end-to-end tests build without a process.
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking"]),
+        // server (`Thumbd`), which the end-to-end tests build without a process; signed thumbnail
+        // URLs and client keys (through CCryptoShim).
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim"]),
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
         .target(name: "Cluster", dependencies: ["CZlib"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).

@@ -20,6 +20,10 @@ public struct APIError: Error, Sendable, Equatable {
 
     public static func badRequest(_ message: String) -> APIError { APIError(status: 400, code: "bad_request", message: message) }
     public static func notFound(_ message: String) -> APIError { APIError(status: 404, code: "not_found", message: message) }
+    /// 401 with `WWW-Authenticate: Bearer` (RFC 6750 §3): `message` says which token is missing.
+    public static func unauthorized(_ message: String) -> APIError {
+        APIError(status: 401, code: "unauthorized", message: message, headers: ["WWW-Authenticate": "Bearer realm=\"thumbd\""])
+    }
     public static func methodNotAllowed(_ allow: String) -> APIError {
         APIError(status: 405, code: "method_not_allowed", message: "this resource allows \(allow)", headers: ["Allow": allow])
     }

@@ -3,20 +3,20 @@ import HTTP
 /// Bearer-token protection of the admin routes (RFC 6750 §2.1): when `admin_token` is set, a
 /// route declared `.admin` (`/stats`, `/metrics`) needs `Authorization: Bearer <token>` for
 /// every method, one declared `.adminToChange` (`/prefetch…`) for every method but GET and HEAD
-/// (`Route.all`); thumbnails, `/assets`, `/healthz` and reading a job stay open.
+/// (`Route.all`); thumbnails, `/assets`, `/healthz` and reading a job stay open. The app's routes
+/// (`.listing`, `.prefetch`) are judged by `ThumbService.client(for:changing:)`, which also knows
+/// client keys.
 enum AdminAuthorization {
     /// A 401 for a request to a route of `access` that needs the token and lacks it; nil when it
     /// may go on. `method`: the request's, nil when no route answers it (it needs the token too).
     static func refusal(for request: HTTPRequest, method: Route.Methods?, access: Route.Access,
                         token: String) -> APIError? {
         guard !token.isEmpty, needsToken(method, access) else { return nil }
-        let presented = request.headers["Authorization"].flatMap { value -> Substring? in
-            let parts = value.split(separator: " ", maxSplits: 1)
-            return parts.count == 2 && parts[0].lowercased() == "bearer" ? parts[1].trimmingWhitespace() : nil
-        }
-        if let presented, constantTimeEqual(Array(presented.utf8), Array(token.utf8)) { return nil }
-        return APIError(status: 401, code: "unauthorized", message: "this resource needs Authorization: Bearer <admin_token>",
-                        headers: ["WWW-Authenticate": "Bearer realm=\"thumbd\""])
+        // SHA-256 of both, compared by CRYPTO_memcmp: the time depends on neither the token's
+        // length nor how much of a guess matched.
+        if let presented = bearer(in: request),
+           Crypto.equal(Crypto.sha256(Array(presented.utf8)), Crypto.sha256(Array(token.utf8))) { return nil }
+        return .unauthorized("this resource needs Authorization: Bearer <admin_token>")
     }
 
     private static func needsToken(_ method: Route.Methods?, _ access: Route.Access) -> Bool {
@@ -24,16 +24,16 @@ enum AdminAuthorization {
         case .open: false
         case .admin: true
         case .adminToChange: method.map { !Route.Methods.read.contains($0) } ?? true
+        case .listing, .prefetch: false   // `ThumbService.client(for:changing:)`
         }
     }
 
-    /// Compares without an early exit, so response time does not leak how much of a guess matched.
-    private static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for i in 0..<max(a.count, b.count) {
-            difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+    /// The token of `Authorization: Bearer <token>` (RFC 6750 §2.1; the scheme in any case), or nil.
+    static func bearer(in request: HTTPRequest) -> Substring? {
+        request.headers["Authorization"].flatMap { value -> Substring? in
+            let parts = value.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? parts[1].trimmingWhitespace() : nil
         }
-        return difference == 0
     }
 }
 

@@ -31,7 +31,8 @@ enum PercentDecoding {
         return bytes
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
+    /// The value of hex digit `c` (either case), nil for any other byte.
+    static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10

@@ -49,6 +49,12 @@ struct Route: Sendable {
         case admin
         /// Every method but GET and HEAD needs it: reading stays open, changing does not.
         case adminToChange
+        /// `/assets`: open, or with `client_keys` a client key (or the admin token) for every
+        /// method but OPTIONS (a CORS preflight carries no credentials); `Client.prefix` scopes it.
+        case listing
+        /// `/prefetch…`: as `.adminToChange`, or with `client_keys` a client key (or the admin
+        /// token) for every method; jobs belong to their `Client`.
+        case prefetch
     }
 
     enum Match: Sendable {
@@ -58,8 +64,10 @@ struct Route: Sendable {
         case prefix(StaticString)
     }
 
-    /// Answers a request the route matched, with the method it names (one of `methods`).
-    typealias Handler = @Sendable (ThumbService, HTTPRequest, Methods, @escaping @Sendable (HTTPResponse) -> Void) -> Void
+    /// Answers a request the route matched, with the method it names (one of `methods`) and who
+    /// sent it (`ThumbService.client(for:changing:)` for `.listing` and `.prefetch` routes; an
+    /// anonymous client for the others).
+    typealias Handler = @Sendable (ThumbService, HTTPRequest, Methods, Client, @escaping @Sendable (HTTPResponse) -> Void) -> Void
 
     let match: Match
     let methods: Methods

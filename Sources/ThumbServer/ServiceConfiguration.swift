@@ -1,4 +1,5 @@
 import Rendering
+import Thumbnails
 
 /// What the routes need to know beyond the pipeline. Every default matches `config/thumbd.json`.
 public struct ServiceConfiguration: Sendable {
@@ -17,6 +18,15 @@ public struct ServiceConfiguration: Sendable {
     public var webpEnabled = true
     /// When non-empty, admin routes need `Authorization: Bearer <adminToken>`. Empty by default.
     public var adminToken = ""
+    /// Signed thumbnail URLs (`signing_keys`, `signed_url_max_seconds`, `signed_url_bucket_seconds`):
+    /// off (no keys) by default.
+    public var signing = URLSigning()
+    /// The app's bearer keys (`client_keys`), by SHA-256. With any, `/assets` and `/prefetch…`
+    /// need one of them or the admin token (`ThumbService.client(for:changing:)`). None by default.
+    public var clientKeys: [ClientKey] = []
+    /// What one client may prefetch (`prefetch_client_jobs`, `prefetch_client_items_per_job`,
+    /// `prefetch_client_items_per_minute`); `PrefetchLimits()`'s by default.
+    public var prefetchLimits = PrefetchLimits()
     /// JPEG/WebP quality, 1...100. `80` by default.
     public var quality = 80
     /// Cross-origin access to the public routes (`cors_origins`). Off by default.
@@ -26,6 +36,9 @@ public struct ServiceConfiguration: Sendable {
     public var descriptors: DescriptorBudget?
 
     public init() {}
+
+    /// SHA-256 of `adminToken`, what a presented token's digest is compared with.
+    var adminTokenDigest: [UInt8] { Crypto.sha256(Array(adminToken.utf8)) }
 
     func grid(named name: String) -> GridSpec? { grids.first { $0.name == name } }
 }

@@ -14,7 +14,11 @@ extension ThumbService {
     /// Most items one page may hold (docs/API.md).
     static let maxListingLimit = 10_000
 
-    func respondWithListing(to request: HTTPRequest) -> HTTPResponse {
+    /// The page `client` sees: with a `Client.prefix`, the listing of that folder alone (the one
+    /// place the scope of `/assets` is applied: everything an item carries comes from this page).
+    /// With `signing_keys`, each thumbnail URL is signed by the first key until `URLSigning.expiry`
+    /// of one bucket from now (so one to two buckets).
+    func respondWithListing(to request: HTTPRequest, for client: Client) -> HTTPResponse {
         let query = request.query
         let order: ListingOrder
         do {
@@ -45,12 +49,16 @@ extension ThumbService {
             }
         }
         guard index.isComplete else { return APIError.indexBuilding.response }
-        let page = index.page(order: order, from: start, limit: limit)
+        let page = index.page(order: order, from: start, limit: limit, under: client.prefixBytes)
         let next = page.hasMore ? page.items.last.map { "\"" + ListingCursor(order: order, key: $0.listingKey).token + "\"" } : nil
         // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
         let grids = configuration.grids.map { spec in
-            (key: JSON.quote(spec.name), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
+            (key: JSON.quote(spec.name), name: Array(spec.name.utf8), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
              version: ThumbnailVersion(spec: spec, quality: configuration.quality))
+        }
+        let signing = configuration.signing
+        let signer = signing.keys.first.map {
+            (key: $0, expires: signing.expiry(now: Self.unixTime(), lifetime: signing.bucketSeconds))
         }
         var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
             + "\"next\":\(next ?? "null"),\"items\":["
@@ -69,9 +77,14 @@ extension ThumbService {
             body += ",\"thumbnails\":{"
             // The index's size and mtime are the identity a GET resolves while the file is unchanged.
             let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
+            let signedPath = signer.map { _ in URLSigning.canonicalPath(item.path.segments.map { Array($0) }) }
             for (g, grid) in grids.enumerated() {
                 if g > 0 { body += "," }
-                body += grid.key + ":" + grid.prefix + path + "?v=" + grid.version.token(for: source) + "\""
+                body += grid.key + ":" + grid.prefix + path + "?v=" + grid.version.token(for: source)
+                if let signer, let signedPath {
+                    body += "&" + URLSigning.query(key: signer.key, grid: grid.name, path: signedPath, expires: signer.expires)
+                }
+                body += "\""
             }
             body += "}}"
         }

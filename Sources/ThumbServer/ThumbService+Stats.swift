@@ -102,7 +102,7 @@ extension ThumbService {
         "latency_ms":{"p50":\(ms(s.renders.p50Milliseconds)),"p95":\(ms(s.renders.p95Milliseconds)),"p99":\(ms(s.renders.p99Milliseconds))}},\
         "prefetch":{"jobs":\(s.prefetch.jobs),"queued":\(s.prefetch.queued),"done":\(s.prefetch.done),\
         "skipped":\(s.prefetch.skipped),"failed":\(s.prefetch.failed),"not_stored":\(s.prefetch.notStored),"cancelled":\(s.prefetch.cancelled),\
-        "late":\(s.prefetch.late),"catching_up":\(s.prefetch.catchingUp)},\
+        "late":\(s.prefetch.late),"catching_up":\(s.prefetch.catchingUp),"refused":{\(Self.refusedJSON(s.prefetch.refused))}},\
         "library":{"assets":\(s.libraryAssets),"generation":\(s.libraryGeneration),"header_reads":\(s.headerReads),"source_checks":\(s.sourceChecks),\
         "unreadable_files":\(s.unreadable.files),"unreadable_directories":\(s.unreadable.directories),\
         "watch":{"enabled":\(s.watch != nil),"instances":\(s.watchInstances),"active":\(s.watch?.active ?? false),"directories":\(s.watch?.directories ?? 0),\
@@ -194,6 +194,8 @@ extension ThumbService {
                [("{outcome=\"done\"}", "\(s.prefetch.done)"), ("{outcome=\"skipped\"}", "\(s.prefetch.skipped)"),
                 ("{outcome=\"failed\"}", "\(s.prefetch.failed)"), ("{outcome=\"not_stored\"}", "\(s.prefetch.notStored)"),
                 ("{outcome=\"cancelled\"}", "\(s.prefetch.cancelled)")])
+        metric("thumbd_prefetch_refused_total", "counter", "Prefetch jobs refused by a per-client limit (429), by limit.",
+               Self.refusalOutcomes.map { ("{outcome=\"\($0)\"}", "\(s.prefetch.refused[$0] ?? 0)") })
         metric("thumbd_prefetch_late_total", "counter",
                "Client misses for items a prefetch job still had queued past their due time.", [("", "\(s.prefetch.late)")])
         metric("thumbd_prefetch_catching_up", "gauge", "1 while prefetch runs before client misses to get ahead again.",
@@ -251,5 +253,13 @@ extension ThumbService {
                "Requests answered 503 out_of_descriptors: no file descriptor was free (EMFILE, ENFILE).",
                [("", "\(s.descriptorShortages)")])
         return out
+    }
+
+    /// The outcomes of a job refused by a per-client limit (`PrefetchRefusal.outcome`), in the
+    /// order `/stats` and `/metrics` list them: a fixed set, whatever the clients (bounded cardinality).
+    static let refusalOutcomes = ["too_many_jobs", "too_many_items", "rate_limited"]
+
+    static func refusedJSON(_ refused: [String: Int]) -> String {
+        refusalOutcomes.map { "\"\($0)\":\(refused[$0] ?? 0)" }.joined(separator: ",")
     }
 }

@@ -11,6 +11,11 @@ extension ThumbService {
     /// client wants: a `current -> v2` link switched and `v1` deleted must not give a 404).
     func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        // A URL that is not signed as it must be is refused before anything looks at the disk.
+        if configuration.signing.isEnabled,
+           let refusal = configuration.signing.refusal(path: request.path, query: request.query, now: Self.unixTime()) {
+            return completion(refusal.response)
+        }
         let resolved: ResolvedKeyCache.Entry
         let versioned: Bool
         do {
@@ -55,6 +60,9 @@ extension ThumbService {
         // A client that goes away stops waiting: a render nobody waits for is not started.
         if let waiting { request.clientAbort.onAbort { [pipeline] in pipeline.abandon(waiting) } }
     }
+
+    /// The time now, whole seconds since 1970 (signed URLs' `exp`, client keys' expiry).
+    static func unixTime() -> Int { Int(Date().timeIntervalSince1970) }
 
     /// The headers every 200 for `key` carries (docs/API.md, "Thumbnails"); `cacheControl` is the
     /// versioned or the unversioned policy.

@@ -39,7 +39,7 @@ public final class ThumbService: HTTPResponder {
         self.library = library
         self.pipeline = pipeline
         self.index = index
-        prefetcher = Prefetcher(pipeline: pipeline)
+        prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
         // The fit of the smallest grid, whose cells a screen shows most of.
         let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
@@ -77,8 +77,21 @@ public final class ThumbService: HTTPResponder {
                                                     token: configuration.adminToken) {
             return completion(refusal.response)
         }
+        // Who is asking, on the app's routes; a CORS preflight of the listing carries no credentials.
+        var client = Client.anonymous
+        let identified: Result<Client, APIError>?
+        switch route.access {
+        case .listing where method != .options: identified = self.client(for: request, changing: false)
+        case .prefetch: identified = self.client(for: request, changing: !(method.map(Route.Methods.read.contains) ?? false))
+        default: identified = nil
+        }
+        switch identified {
+        case .success(let who): client = who
+        case .failure(let refusal): return completion(refusal.response)
+        case nil: break
+        }
         var completion = completion
-        if route.access == .open && configuration.cors.isEnabled {
+        if (route.access == .open || route.access == .listing) && configuration.cors.isEnabled {
             let preflight = method == .options && request.headers.contains("Access-Control-Request-Method")
             let cors = configuration.cors.headers(origin: request.headers["Origin"], preflight: preflight)
             if !cors.isEmpty {
@@ -99,7 +112,7 @@ public final class ThumbService: HTTPResponder {
         if method == .options {
             return completion(HTTPResponse(status: 204, headers: HTTPHeaders([("Allow", methods.allow)])))
         }
-        route.handler(self, request, method, completion)
+        route.handler(self, request, method, client, completion)
     }
 
     /// The answer to `OPTIONS *`: 204 with every method some route answers.
@@ -131,46 +144,46 @@ public final class ThumbService: HTTPResponder {
 /// The routes (docs/API.md, "Endpoints"; README, "URLs"), each declared once.
 extension Route {
     /// `GET`/`HEAD /thumbnails/{grid}/{asset path}`: matched first (`ThumbService.respond`).
-    static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, completion in
+    static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, _, completion in
         service.respondWithThumbnail(to: request, completion: completion)
     }
 
     /// Every route, in the order they are matched.
     static let all: [Route] = [
         thumbnails,
-        Route(match: .path("/"), methods: .read, access: .open) { _, _, _, completion in
+        Route(match: .path("/"), methods: .read, access: .open) { _, _, _, _, completion in
             completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"),
                                                                        ("Cache-Control", "no-store")]),
                                     body: GalleryPage.html))
         },
-        Route(match: .path("/assets"), methods: .read, access: .open) { service, request, _, completion in
-            completion(service.respondWithListing(to: request))
+        Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, completion in
+            completion(service.respondWithListing(to: request, for: client))
         },
         // These three check the disk cache's directories (file I/O): off the event loop.
-        Route(match: .path("/healthz"), methods: .read, access: .open) { service, _, _, completion in
+        Route(match: .path("/healthz"), methods: .read, access: .open) { service, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse()) }
         },
-        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, completion in
+        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async { completion(ThumbService.json(status: 200, service.statsJSON())) }
         },
-        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, completion in
+        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async {
                 completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
                                                                            ("Cache-Control", "no-store")]),
                                         body: Array(service.metricsText().utf8)))
             }
         },
-        Route(match: .path("/prefetch"), methods: [.post, .delete], access: .adminToChange) { service, request, method, completion in
+        Route(match: .path("/prefetch"), methods: [.post, .delete], access: .prefetch) { service, request, method, client, completion in
             if method == .post {
-                service.startPrefetch(request, completion: completion)
+                service.startPrefetch(request, for: client, completion: completion)
             } else {
-                completion(service.cancelAllPrefetches())
+                completion(service.cancelPrefetches(request, for: client))
             }
         },
-        Route(match: .prefix("/prefetch/"), methods: [.get, .head, .delete], access: .adminToChange,
+        Route(match: .prefix("/prefetch/"), methods: [.get, .head, .delete], access: .prefetch,
               resource: { ThumbService.prefetchJobID($0) == nil ? APIError.notFound("no such prefetch job") : nil }) {
-            service, request, method, completion in
-            completion(service.respondWithPrefetchJob(request, cancel: method == .delete))
+            service, request, method, client, completion in
+            completion(service.respondWithPrefetchJob(request, cancel: method == .delete, for: client))
         },
     ]
 }

@@ -47,6 +47,9 @@ public final class Thumbd: Sendable {
         } catch {
             throw ConfigError("libvips could not start: \(error)")
         }
+        // libcrypto reads its config file (/usr/lib/ssl/openssl.cnf) and the time zone at its
+        // first use: here, so that no request (a flood of bad signatures) touches a file.
+        Crypto.start()
         // The open-file limit, raised to the hard limit first, shared out once (`DescriptorBudget`).
         let loops = eventLoops ?? ProcessInfo.processInfo.activeProcessorCount
         let raised = DescriptorBudget.raiseLimit()

@@ -11,11 +11,12 @@ enum Launcher {
     nonisolated(unsafe) static var signalSources: [any DispatchSourceSignal] = []
 
     static func run() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "sign" { sign(Array(arguments.dropFirst())) }
         Vips.limitMallocArenas()
         let outcome: ConfigLoader.Outcome
         do {
-            outcome = try ConfigLoader.load(arguments: Array(CommandLine.arguments.dropFirst()),
-                                            environment: ProcessInfo.processInfo.environment)
+            outcome = try ConfigLoader.load(arguments: arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             fail(error.description)
         }
@@ -57,6 +58,22 @@ enum Launcher {
             FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(host):\(port)/ "
                   + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
             FileHandle.standardOutput.write(Data(("thumbd: " + thumbd.descriptorSummary + "\n").utf8))
+        }
+    }
+
+    /// `thumbd sign …` (`SignCommand`): prints the signed URL and exits 0, or the reason and 2.
+    static func sign(_ arguments: [String]) -> Never {
+        if arguments.contains("--help") {
+            FileHandle.standardOutput.write(Data((SignCommand.usage + "\n").utf8))
+            exit(0)
+        }
+        do {
+            let url = try SignCommand.url(arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                          now: Int(Date().timeIntervalSince1970))
+            FileHandle.standardOutput.write(Data((url + "\n").utf8))
+            exit(0)
+        } catch {
+            fail(error.description)
         }
     }
 

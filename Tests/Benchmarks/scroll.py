@@ -68,6 +68,7 @@ import asyncio
 import collections
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -130,6 +131,11 @@ async def read_response(reader, head=False):
     return status, headers, body, t_first, now()
 
 
+# Names this run's prefetch jobs (docs/API.md, "Prefetch"): its DELETE /prefetch stops its own jobs
+# only, so two runs against one server do not cancel each other's.
+CLIENT_ID = f"scroll-bench-{os.getpid()}"
+
+
 def request_bytes(method, path, host, body=None, extra=()):
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host}", "User-Agent: thumbd-scroll-bench/1",
              "Accept: */*"]
@@ -167,7 +173,8 @@ class Conn:
                     async with asyncio.timeout(timeout):
                         if fresh:
                             await self._open()
-                        self.writer.write(request_bytes(method, path, f"{self.host}:{self.port}", body))
+                        self.writer.write(request_bytes(method, path, f"{self.host}:{self.port}", body,
+                                                        extra=(f"Thumbd-Client-Id: {CLIENT_ID}",)))
                         st, hd, bd, _, _ = await read_response(self.reader, head=(method == "HEAD"))
                     if hd.get("connection", "").lower() == "close":
                         self.close()

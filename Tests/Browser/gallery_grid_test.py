@@ -124,6 +124,11 @@ class Page:
     def js(self, script, *arguments):
         return self.driver.execute_script(script, *arguments)
 
+    def job(self, job_id):
+        """Prefetch job `job_id` as the page's own client sees it (its `Thumbd-Client-Id`: a job
+        is another client's 404)."""
+        return self.server.json("GET", "/prefetch/%d" % job_id, headers={"Thumbd-Client-Id": self.js("return api.client")})
+
     def cells(self):
         return self.js(CELLS)
 
@@ -336,7 +341,7 @@ def preheat_prefetches_rows_ahead_and_stops_those_left_behind(binary, profile):
     # Each range is a job of that many items on the server; the stopped ones ended.
     for post in posts + jumped + moved + far_posts:
         job = page.job_of(post)
-        on_server = page.server.json("GET", "/prefetch/%d" % job["id"])
+        on_server = page.job(job["id"])
         r = post["range"]
         check(on_server["total"] == r["end"] - r["start"], "job %d holds %d items for the range %s"
               % (job["id"], on_server["total"], post["body"]))
@@ -355,7 +360,7 @@ def column_switch_stops_all_prefetch_first(binary, profile):
         page.scroll_to((100 + 40 * attempt) * height)
         posts = wait_for("the preheat of a fresh region", 10, lambda: page.prefetch_posts(mark) or None)
         for post in posts:
-            job = page.server.json("GET", "/prefetch/%d" % page.job_of(post)["id"])
+            job = page.job(page.job_of(post)["id"])
             left = job["total"] - job["done"] - job["skipped"] - job["failed"] - job["not_stored"] - job["cancelled"]
             # Enough left that it cannot finish in the moment before thumbd is frozen below
             # (prefetch renders a fixture photo in about 10 ms on each of the workers).
@@ -386,14 +391,14 @@ def column_switch_stops_all_prefetch_first(binary, profile):
     stop_all = [r for r in page.since(mark, "DELETE", "/prefetch") if r["url"].endswith("/prefetch")]
     check(len(stop_all) == 1, "the switch sent %d DELETE /prefetch" % len(stop_all))
     for job_id in running:
-        state = page.server.json("GET", "/prefetch/%d" % job_id)["state"]
+        state = page.job(job_id)["state"]
         check(state == "cancelled", "job %d, running at the switch, is %s" % (job_id, state))
     new_posts = wait_for("the new grid's preheat", 10, lambda: page.prefetch_posts(mark) or None)
     check(all(p["range"]["grid"] == "5" for p in new_posts), "after the switch: %s" % [p["body"] for p in new_posts])
     check(new_posts[0]["sent"] >= stop_all[0]["answered"], "the new grid's prefetch went out before DELETE /prefetch "
           "was answered (it could have been stopped by it)")
     for post in new_posts:
-        job = page.server.json("GET", "/prefetch/%d" % page.job_of(post)["id"])
+        job = page.job(page.job_of(post)["id"])
         check(job["state"] != "cancelled", "the new grid's job %d was cancelled" % job["id"])
     check(len(page.cells()) < 100, "%d cell elements at 5 columns" % len(page.cells()))
 

@@ -108,9 +108,9 @@ class Server:
             time.sleep(0.1)
         raise Failure("thumbd did not list the library within 30 s: " + self.output())
 
-    def request(self, method, path, body=None, token=None, accept="*/*"):
-        """(status, headers, body bytes) of one request."""
-        headers = {"Accept": accept}
+    def request(self, method, path, body=None, token=None, accept="*/*", headers=None):
+        """(status, headers, body bytes) of one request; `headers`: more request headers."""
+        headers = dict(headers or {}, Accept=accept)
         if token:
             headers["Authorization"] = "Bearer " + token
         data = None if body is None else json.dumps(body).encode()
@@ -123,8 +123,8 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, error.headers, error.read()
 
-    def json(self, method, path, body=None):
-        status, _, data = self.request(method, path, body, token=self.token)
+    def json(self, method, path, body=None, headers=None):
+        status, _, data = self.request(method, path, body, token=self.token, headers=headers)
         check(200 <= status < 300, "%s %s answered %d: %s" % (method, path, status, data[:300]))
         return json.loads(data)
 

@@ -25,7 +25,7 @@ import Thumbnails
         #expect(config == expected)
         let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
             as? [String: Any])
-        let keys = Set(ConfigOption.all.map(\.key)).subtracting(["library"]).union(["grids"])
+        let keys = Set(ConfigOption.all.map(\.key)).subtracting(["library"]).union(["grids", "client_keys"])
         #expect(keys.subtracting(file.keys).sorted() == [], "keys missing from config/thumbd.json")
         #expect(Set(file.keys).subtracting(keys).sorted() == [], "keys config/thumbd.json should not have")
     }
@@ -58,6 +58,13 @@ import Thumbnails
         config.idleTimeoutSeconds = 15
         config.maxHeaderBytes = 16
         config.maxBodyBytes = 17
+        config.signingKeys = ["k:" + String(repeating: "0a", count: 32)]
+        config.signedURLMaxSeconds = 20
+        config.signedURLBucketSeconds = 21
+        config.clientKeys = [ClientKey(id: "c", sha256: [UInt8](repeating: 1, count: 32), prefix: [Array("p".utf8)], expires: 22)]
+        config.prefetchClientJobs = 23
+        config.prefetchClientItemsPerJob = 24
+        config.prefetchClientItemsPerMinute = 25
         let descriptors = DescriptorBudget(limit: 1 << 16, maxConnections: 13, renderWorkers: 3, eventLoops: 18, memoryTier: true)
         let pipeline = config.pipeline(descriptors: descriptors)
         #expect(pipeline.cacheDirectory == "/c" && pipeline.memoryLimitBytes == 1 && pipeline.diskLimitBytes == 2)
@@ -70,6 +77,10 @@ import Thumbnails
         #expect(service.grids == config.grids && service.cacheControl == "private")
         #expect(service.unversionedCacheControl == "no-store" && !service.webpEnabled)
         #expect(service.quality == 11 && service.adminToken == "t")
+        #expect(service.signing.keys == [URLSigning.Key(id: "k", secret: [UInt8](repeating: 10, count: 32))])
+        #expect(service.signing.maxLifetimeSeconds == 20 && service.signing.bucketSeconds == 21)
+        #expect(service.clientKeys == config.clientKeys)
+        #expect(service.prefetchLimits == PrefetchLimits(concurrentJobs: 23, itemsPerJob: 24, itemsPerMinute: 25))
         let http = config.http(eventLoops: 18, descriptors: descriptors)
         #expect(http.eventLoopCount == 18 && http.host == "::1" && http.port == 12 && http.maxConnections == 13)
         #expect(http.headerTimeout == 14 && http.bodyTimeout == 19 && http.idleTimeout == 15)

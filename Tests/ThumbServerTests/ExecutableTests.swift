@@ -51,6 +51,25 @@ import Testing
         #expect(help.output.contains("THUMBD_PORT"))
     }
 
+    /// `thumbd sign` prints a signed URL that the server's check accepts, with its expiry rounded
+    /// up to `signed_url_bucket_seconds`, and refuses with exit status 2 what it cannot sign.
+    @Test func signPrintsASignedURL() throws {
+        let secret = String(repeating: "4f2a", count: 16)
+        let signed = try run(["sign", "--key-id", "2026-12", "--grid", "3", "--path", "cameras/nikon-d40.jpg",
+                              "--expires-in", "1h", "--base-url", "https://thumbs.example.com"],
+                             environment: ["THUMBD_SIGNING_KEYS": "2026-12:" + secret])
+        #expect(signed.status == 0, "\(signed.error)")
+        let url = signed.output.trimmingCharacters(in: .newlines)
+        #expect(url.hasPrefix("https://thumbs.example.com/thumbnails/3/cameras/nikon-d40.jpg?exp="))
+        let exp = try #require(Int(url.components(separatedBy: "?exp=")[1].prefix { $0.isNumber }))
+        let now = Int(Date().timeIntervalSince1970)
+        #expect(exp % 3600 == 0 && exp >= now + 3600 && exp <= now + 7200 + 5)
+        let python = try URLSigningTests.signatureByPython(grid: "3", path: "cameras/nikon-d40.jpg", expires: exp, secretHex: secret)
+        #expect(url.hasSuffix("&kid=2026-12&sig=" + python))
+        let unsigned = try run(["sign", "--grid", "3", "--path", "a.jpg"])
+        #expect(unsigned.status == 2 && unsigned.error.contains("signing_keys"))
+    }
+
     @Test func badStartUpsStopWithOneSentenceNamingTheCulprit() throws {
         let noLibrary = try run([])
         #expect(noLibrary.status == 2)

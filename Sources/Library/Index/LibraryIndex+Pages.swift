@@ -26,8 +26,14 @@ extension LibraryIndex {
     /// At most `limit` items of the listing in `order` from `start`, with the total and the
     /// generation they were read at; a negative `limit` counts as 0. Keyset starts cost
     /// O(log n) (a binary search of the sorted listing).
-    public func page(order: ListingOrder, from start: ListingStart, limit: Int) -> ListingPage {
-        let (generation, all) = snapshot(order)
+    /// `under`: a folder's path bytes with a trailing `/` (`alice/`): only the items whose path
+    /// starts with it are the listing (offsets, total and cursors count those alone); such a
+    /// page costs O(n), a pass over the whole listing. Empty (the whole library) by default.
+    public func page(order: ListingOrder, from start: ListingStart, limit: Int, under prefix: [UInt8] = []) -> ListingPage {
+        var (generation, all) = snapshot(order)
+        if !prefix.isEmpty {
+            all = all.filter { $0.path.bytes.count > prefix.count && $0.path.bytes.starts(with: prefix) }
+        }
         let first: Int
         switch start {
         case .offset(let offset):

@@ -32,6 +32,10 @@ extension Config {
         service.webpEnabled = webp
         service.quality = quality
         service.adminToken = adminToken
+        service.signing = signing
+        service.clientKeys = clientKeys
+        service.prefetchLimits = PrefetchLimits(concurrentJobs: prefetchClientJobs, itemsPerJob: prefetchClientItemsPerJob,
+                                                itemsPerMinute: prefetchClientItemsPerMinute)
         service.descriptors = descriptors
         service.cors = CORSPolicy(origins: corsOrigins)
         return service

@@ -29,6 +29,26 @@ public struct Config: Sendable, Equatable {
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
+    /// Keys of signed thumbnail URLs (`signing_keys`): each `ID:SECRET`, the id of letters, digits,
+    /// `-`, `.` and `_` (at most 64), the secret at least 64 hex digits (32 bytes). With one or
+    /// more, every thumbnail URL must be signed (`URLSigning`); the first signs what thumbd signs.
+    /// A list in the config file; comma-separated in `THUMBD_SIGNING_KEYS`. Empty (off) by default.
+    public var signingKeys: [String] = []
+    /// The longest a signed URL may still live, seconds (`signed_url_max_seconds`). `604800` (7 days) by default.
+    public var signedURLMaxSeconds = 604_800
+    /// Expiries thumbd signs round up to a multiple of this, seconds (`signed_url_bucket_seconds`). `3600` by default.
+    public var signedURLBucketSeconds = 3600
+    /// Bearer keys of the app's clients for `/assets` and `/prefetch…` (`client_keys`, config file
+    /// only: an array of `{"id", "sha256", "prefix", "expires"}`, see `ClientKey`). None by default:
+    /// those routes stay as open as `admin_token` leaves them.
+    public var clientKeys: [ClientKey] = []
+    /// Running prefetch jobs one client may have at once (`prefetch_client_jobs`); 0 = no limit. `32` by default.
+    public var prefetchClientJobs = 32
+    /// Items one prefetch job may name (`prefetch_client_items_per_job`); 0 = no limit. `10000` by default.
+    public var prefetchClientItemsPerJob = 10_000
+    /// Items one client's prefetch jobs may name per minute (`prefetch_client_items_per_minute`,
+    /// a token bucket of a minute's worth); 0 = no limit. `60000` by default.
+    public var prefetchClientItemsPerMinute = 60_000
     /// Origins whose pages may read the public routes cross-origin (`cors_origins`; see
     /// `CORSPolicy`): empty is off, `["*"]` any origin, else exact origins as browsers send them
     /// (`https://photos.example.com`). A list in the config file; comma-separated in
@@ -98,4 +118,19 @@ public struct Config: Sendable, Equatable {
     public var grids: [GridSpec] = GridSpec.defaults
 
     public init() {}
+
+    /// `signing_keys`, `signed_url_max_seconds` and `signed_url_bucket_seconds` as the routes use
+    /// them; entries that are not `ID:HEX` are left out (`ConfigLoader.validate` refuses them).
+    public var signing: URLSigning {
+        var signing = URLSigning()
+        signing.keys = signingKeys.compactMap { entry in
+            guard let colon = entry.firstIndex(of: ":"), let secret = Crypto.bytes(hex: entry[entry.index(after: colon)...]) else {
+                return nil
+            }
+            return URLSigning.Key(id: String(entry[..<colon]), secret: secret)
+        }
+        signing.maxLifetimeSeconds = signedURLMaxSeconds
+        signing.bucketSeconds = signedURLBucketSeconds
+        return signing
+    }
 }

@@ -24,7 +24,9 @@ public enum ConfigLoader {
     /// - Throws: `ConfigError` for an unreadable or malformed file, an unknown key (at the top
     ///   level or in a grid object), flag or `THUMBD_*` variable (`checkEnvironment`), or a
     ///   value of the wrong type or out of range.
-    public static func load(arguments: [String], environment: [String: String]) throws(ConfigError) -> Outcome {
+    /// `requireLibrary`: false for a command that serves nothing (`thumbd sign`), which needs no `library`.
+    public static func load(arguments: [String], environment: [String: String],
+                            requireLibrary: Bool = true) throws(ConfigError) -> Outcome {
         let flags = try parseFlags(arguments)
         if flags.contains(where: { $0.name == "help" }) { return .help(helpText()) }
         var config = Config()
@@ -51,7 +53,7 @@ public enum ConfigLoader {
                 throw ConfigError("\(option.flag) \(text) is not a valid \(describe(option))")
             }
         }
-        try validate(config)
+        try validate(config, requireLibrary: requireLibrary)
         return .run(config)
     }
 
@@ -59,6 +61,7 @@ public enum ConfigLoader {
     public static func helpText() -> String {
         let defaults = Config()
         var lines = ["usage: thumbd --library DIR [--port 8080] [--host 127.0.0.1] [--cache-dir DIR] [--config FILE] [options]",
+                     "       thumbd sign --grid GRID --path ASSET_PATH [--key-id ID] [--expires-in 1h] (prints a signed thumbnail URL)",
                      "",
                      "Serves grid thumbnails of the photos under --library (see README.md).",
                      "Precedence: defaults < config file (--config FILE, else \(defaultPath) if present) < THUMBD_* environment < flags.",
@@ -72,6 +75,8 @@ public enum ConfigLoader {
             lines.append("  \(option.flag) / \(option.environmentName): \(option.help), default \(value.isEmpty ? "(none)" : value)")
         }
         lines.append("  grids (config file only): " + defaults.grids.map { "\($0.name)=\($0.width)x\($0.height) \($0.fit.rawValue)" }.joined(separator: ", "))
+        lines.append("  client_keys (config file only): [{\"id\", \"sha256\", \"prefix\", \"expires\"}, ...] bearer keys of the app's "
+            + "clients for /assets and /prefetch, by SHA-256, each optionally limited to a library folder and a time, default (none)")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -157,9 +162,13 @@ public enum ConfigLoader {
                 config.grids = try grids(from: value, path: path)
                 continue
             }
+            if key == "client_keys" {
+                config.clientKeys = try ClientKey.keys(from: value, path: path)
+                continue
+            }
             guard let option = ConfigOption.all.first(where: { $0.key == key }) else {
                 throw ConfigError("unknown key '\(key)' in the config file \(path)"
-                    + suggestion(for: key, among: ConfigOption.all.map(\.key) + ["grids"]))
+                    + suggestion(for: key, among: ConfigOption.all.map(\.key) + ["grids", "client_keys"]))
             }
             let text: String?
             switch option.kind {
@@ -217,8 +226,8 @@ public enum ConfigLoader {
         }
     }
 
-    static func validate(_ config: Config) throws(ConfigError) {
-        if config.library.isEmpty {
+    static func validate(_ config: Config, requireLibrary: Bool = true) throws(ConfigError) {
+        if config.library.isEmpty && requireLibrary {
             throw ConfigError("no library: give --library DIR (or THUMBD_LIBRARY, or 'library' in the config file)")
         }
         if config.cacheDirectory.isEmpty {
@@ -230,6 +239,7 @@ public enum ConfigLoader {
         where value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
             throw ConfigError("key '\(key)': a header value cannot hold control characters such as CR or LF")
         }
+        try validateSigning(config)
         if config.corsOrigins.contains("*") && config.corsOrigins.count > 1 {
             throw ConfigError("key 'cors_origins': '*' (any origin) stands alone, not in a list of origins")
         }
@@ -252,6 +262,33 @@ public enum ConfigLoader {
             guard (1...16384).contains(grid.width), (1...16384).contains(grid.height) else {
                 throw ConfigError("key 'grids': grid '\(grid.name)' needs width and height in 1...16384 px")
             }
+        }
+    }
+
+    /// Refuses a `signing_keys` entry that is not `ID:SECRET` (the id of 1 to 64 letters, digits,
+    /// `-`, `.`, `_`; the secret at least 64 hex digits: 32 bytes, SHA-256's output length, below
+    /// which RFC 2104 §3 strongly discourages HMAC keys) or whose id repeats. The message never
+    /// repeats a secret.
+    static func validateSigning(_ config: Config) throws(ConfigError) {
+        var ids = Set<String>()
+        for (position, entry) in config.signingKeys.enumerated() {
+            let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let id = parts.count == 2 ? String(parts[0]) : ""
+            guard ClientKey.isIdentifier(id) else {
+                throw ConfigError("key 'signing_keys': entry \(position + 1) must be ID:HEXSECRET, the id of 1 to 64 "
+                    + "letters, digits, '-', '.' and '_'")
+            }
+            guard let secret = Crypto.bytes(hex: parts[1]), secret.count >= 32 else {
+                throw ConfigError("key 'signing_keys': the secret of key '\(id)' must be at least 64 hex digits (32 bytes; "
+                    + "e.g. from `openssl rand -hex 32`)")
+            }
+            guard ids.insert(id).inserted else {
+                throw ConfigError("key 'signing_keys': key id '\(id)' is given twice")
+            }
+        }
+        if config.signedURLBucketSeconds >= config.signedURLMaxSeconds && !config.signingKeys.isEmpty {
+            throw ConfigError("key 'signed_url_bucket_seconds' (\(config.signedURLBucketSeconds)) must be below "
+                + "signed_url_max_seconds (\(config.signedURLMaxSeconds)): expiries round up by up to one bucket")
         }
     }
 }

@@ -18,8 +18,11 @@ extension GalleryPage {
     const api = {
       /** The admin_token typed into the panel (kept in memory only), for /prefetch and /stats. */
       token: '',
+      /** This page's own id (`Thumbd-Client-Id`): its `DELETE /prefetch` stops its own jobs, not
+       *  those of another tab or phone. */
+      client: 'gallery-' + Math.random().toString(36).slice(2, 12),
       headers(extra) {
-        const headers = Object.assign({}, extra);
+        const headers = Object.assign({'Thumbd-Client-Id': this.client}, extra);
         if (this.token) headers['Authorization'] = 'Bearer ' + this.token;
         return headers;
       },

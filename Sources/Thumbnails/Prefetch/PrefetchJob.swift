@@ -6,6 +6,9 @@ public struct PrefetchJob: Sendable, Equatable {
 
     public let id: Int
     public let grid: String
+    /// The client the job belongs to (`Client.owner` in ThumbServer: `key:{id}`, `id:{name}`,
+    /// `anonymous`, `admin`): only it, and the admin, see and stop the job.
+    public let owner: String
     public var state: State
     /// Items asked for (after clamping the range).
     public let total: Int

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Runs prefetch jobs (docs/API.md, "Prefetch"; like `PHCachingImageManager.startCachingImages`):
@@ -6,7 +7,10 @@ import Synchronization
 /// `prefetch_workers` of the workers.
 /// Items already cached are counted `skipped` without touching the queue. Stopping a job drops
 /// its queued items at once (`cancelled`); items already running finish and stay cached.
-/// Thread-safe: jobs and totals sit behind one `Mutex`.
+/// Each job belongs to a client (`PrefetchJob.owner`), which alone sees and stops it (an owner of
+/// nil in a call is the admin: every job); per-client limits (`PrefetchLimits`) admit or refuse
+/// a job before anything is queued.
+/// Thread-safe: jobs, totals and admission sit behind one `Mutex`.
 public final class Prefetcher: Sendable {
     /// Totals over all jobs, for `/stats` (`prefetch`).
     public struct Statistics: Sendable, Equatable {
@@ -20,6 +24,9 @@ public final class Prefetcher: Sendable {
         /// Whether prefetch is catching up now: prefetch items run before client misses, two
         /// for one (`RenderScheduler`).
         public var catchingUp = false
+        /// Jobs refused by a per-client limit, by `PrefetchRefusal.outcome` (`too_many_jobs`,
+        /// `too_many_items`, `rate_limited`), since start.
+        public var refused: [String: Int] = ["too_many_jobs": 0, "too_many_items": 0, "rate_limited": 0]
     }
 
     /// Finished jobs kept for `GET /prefetch/{id}` (the newest this many).
@@ -29,20 +36,49 @@ public final class Prefetcher: Sendable {
         var jobs: [Int: PrefetchJob] = [:]
         var nextID = 1
         var totals = Statistics()
+        var admission = PrefetchAdmission()
+        /// Running jobs that `admission` admitted (the admin's are not counted against anyone).
+        var admitted = Set<Int>()
+
+        /// `job` left `running`: if it was admitted, its owner may start another.
+        mutating func ended(_ job: PrefetchJob) {
+            if admitted.remove(job.id) != nil { admission.ended(owner: job.owner) }
+        }
     }
 
     private let pipeline: ThumbnailPipeline
     private let state = Mutex(State())
+    /// The per-client limits (`prefetch_client_*`).
+    public let limits: PrefetchLimits
+    /// Seconds on a monotonic clock, for the items-per-minute bucket (tests give their own).
+    private let clock: @Sendable () -> Double
 
-    public init(pipeline: ThumbnailPipeline) {
+    /// `limits`: `PrefetchLimits()`'s defaults unless given. `clock`: seconds, monotonic.
+    public init(pipeline: ThumbnailPipeline, limits: PrefetchLimits = PrefetchLimits(),
+                clock: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
         self.pipeline = pipeline
+        self.limits = limits
+        self.clock = clock
     }
 
     /// Starts a job over `requests`; `failedUpfront` items (missing sources) count as failed at once.
     /// Returns the job as it stands after the cached items were counted. First checks the disk
     /// cache's directories (`ThumbnailPipeline.checkDiskCache`), so that entries removed under
     /// the server are not counted cached. Blocks on file I/O: call it off the event loops.
-    public func start(grid: String, requests: [ThumbnailRequest], failedUpfront: Int = 0) -> PrefetchJob {
+    /// `owner`: whose job it is; `limited`: whether `limits` apply (not for the admin).
+    /// - Throws: `PrefetchRefusal` when `owner` is past a limit: nothing is queued, and the
+    ///   refusal is counted in `statistics.refused`.
+    public func start(grid: String, owner: String = "anonymous", limited: Bool = true, requests: [ThumbnailRequest],
+                      failedUpfront: Int = 0) throws(PrefetchRefusal) -> PrefetchJob {
+        if limited {
+            let now = clock()
+            let refusal = state.withLock { s -> PrefetchRefusal? in
+                let refusal = s.admission.admit(owner: owner, items: requests.count + failedUpfront, limits: limits, now: now)
+                if let refusal { s.totals.refused[refusal.outcome, default: 0] += 1 }
+                return refusal
+            }
+            if let refusal { throw refusal }
+        }
         pipeline.checkDiskCache()
         var toQueue: [ThumbnailRequest] = []
         var skipped = 0
@@ -56,10 +92,14 @@ public final class Prefetcher: Sendable {
         let job = state.withLock { s -> PrefetchJob in
             let id = s.nextID
             s.nextID += 1
-            var job = PrefetchJob(id: id, grid: grid, state: .running, total: requests.count + failedUpfront)
+            var job = PrefetchJob(id: id, grid: grid, owner: owner, state: .running, total: requests.count + failedUpfront)
             job.skipped = skipped
             job.failed = failedUpfront
-            if job.outstanding == 0 { job.state = .done }
+            if limited { s.admitted.insert(id) }
+            if job.outstanding == 0 {
+                job.state = .done
+                s.ended(job)
+            }
             s.jobs[id] = job
             s.totals.jobs += 1
             s.totals.skipped += skipped
@@ -78,17 +118,18 @@ public final class Prefetcher: Sendable {
         return job
     }
 
-    /// The job with `id`, or nil.
-    public func job(_ id: Int) -> PrefetchJob? {
-        state.withLock { $0.jobs[id] }
+    /// The job with `id`, or nil (also when it is not `owner`'s; nil `owner`: the admin's view).
+    public func job(_ id: Int, owner: String? = nil) -> PrefetchJob? {
+        state.withLock { $0.jobs[id] }.flatMap { owner == nil || $0.owner == owner ? $0 : nil }
     }
 
     /// Stops job `id`: its queued items are dropped and counted `cancelled`, and so are the
     /// items rendering at that moment (their renders finish and are cached, but the job's counts
     /// are final: docs/API.md's "final state"). A job that had already finished is returned
     /// unchanged. Nil when there is no such job.
-    public func cancel(_ id: Int) -> PrefetchJob? {
-        guard state.withLock({ $0.jobs[id] }) != nil else { return nil }
+    /// A job that is not `owner`'s is not there for it (nil `owner`: the admin, any job).
+    public func cancel(_ id: Int, owner: String? = nil) -> PrefetchJob? {
+        guard job(id, owner: owner) != nil else { return nil }
         let dropped = pipeline.stopPrefetching(group: id)
         return state.withLock { s in
             guard var job = s.jobs[id] else { return nil }
@@ -98,14 +139,18 @@ public final class Prefetcher: Sendable {
                 job.state = .cancelled
                 s.totals.cancelled += dropped + inFlight
                 s.jobs[id] = job
+                s.ended(job)
             }
             return job
         }
     }
 
-    /// Stops every running job (`stopCachingImagesForAllAssets`); returns them in their final state.
-    public func cancelAll() -> [PrefetchJob] {
-        let running = state.withLock { $0.jobs.values.filter { $0.state == .running }.map(\.id) }.sorted()
+    /// Stops every running job of `owner`'s (`stopCachingImagesForAllAssets`), or with a nil
+    /// `owner` every client's; returns them in their final state.
+    public func cancelAll(owner: String? = nil) -> [PrefetchJob] {
+        let running = state.withLock {
+            $0.jobs.values.filter { $0.state == .running && (owner == nil || $0.owner == owner) }.map(\.id)
+        }.sorted()
         return running.compactMap { cancel($0) }
     }
 
@@ -128,7 +173,10 @@ public final class Prefetcher: Sendable {
             case .failed: job.failed += 1; s.totals.failed += 1
             case .notStored(let why): job.notStored += 1; job.notStoredReason = why; s.totals.notStored += 1
             }
-            if job.state == .running, job.outstanding == 0 { job.state = .done }
+            if job.state == .running, job.outstanding == 0 {
+                job.state = .done
+                s.ended(job)
+            }
             s.jobs[id] = job
         }
     }

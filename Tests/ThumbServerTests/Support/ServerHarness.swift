@@ -58,10 +58,11 @@ final class ServerHarness: @unchecked Sendable {
         try TestClient.get(port: port, target, method: method, headers: headers)
     }
 
-    /// A JSON `POST` to `target` (`/prefetch`) with `body`.
-    func post(_ target: String, _ body: String) throws -> TestResponse {
-        let request = "POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    /// `POST target` with the JSON `body` and `headers`.
+    func post(_ target: String, _ body: String, headers: [String: String] = [:]) throws -> TestResponse {
+        var request = "POST \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
+        request += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         return try TestClient.parse(TestClient.exchange(port: port, Array(request.utf8)))
     }
 
