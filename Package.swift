@@ -26,6 +26,15 @@ let package = Package(
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
+        // FFmpeg 5.1 from Debian (`libavformat-dev`, `libavcodec-dev`, `libavutil-dev`,
+        // `libswscale-dev`): headers only; CVideoShim links the libraries itself (a system
+        // library's `link` does not reach a C target).
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]),
+        // Video containers and poster frames through libav, and the helper process that decodes
+        // them; no libav type leaves C.
+        .target(name: "CVideoShim", dependencies: ["CFFmpeg"], linkerSettings: [
+            .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"), .linkedLibrary("swscale"),
+        ]),
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
         // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
@@ -35,8 +44,9 @@ let package = Package(
         // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
         // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.
         .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
-        // Grid specs and the libvips renderer: source file → thumbnail bytes.
-        .target(name: "Rendering", dependencies: ["CVipsShim"]),
+        // Grid specs and the libvips renderer: source file → thumbnail bytes; videos' poster
+        // frames through the video helper process.
+        .target(name: "Rendering", dependencies: ["CVipsShim", "CVideoShim", "Locking"]),
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
         // the listing index (headers read once, persisted in SQLite) and the inotify watch that
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
@@ -55,7 +65,7 @@ let package = Package(
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
-        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "Locking"]),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "TestSupport", "Locking"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),

@@ -50,4 +50,10 @@ int cvips_flatten_white(VipsObject *context, VipsImage *in, VipsImage **out);
 int cvips_encode(VipsImage *in, const cvips_render_options *options,
                  void **bytes, size_t *length);
 
+/* The render's last steps, for a decoded image `in` of about the thumbnail's size: exact size,
+ * 8-bit sRGB, alpha flattened on white for JPEG, encoded into `thumbnail`. Unrefs `context`
+ * (which owns `in` and every intermediate) in every case. 0, or -1 with `failure` filled. */
+int cvips_deliver(VipsObject *context, VipsImage *in, const cvips_render_options *options,
+                  cvips_thumbnail *thumbnail, cvips_failure *failure);
+
 #endif /* CVIPS_INTERNAL_H */

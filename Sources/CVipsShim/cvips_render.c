@@ -17,11 +17,8 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
 {
     VipsObject *context;
     VipsImage **t;
-    VipsImage *in;
     VipsSource *source;
     const char *coder;
-    void *bytes = NULL;
-    size_t length = 0;
     int result;
 
     memset(thumbnail, 0, sizeof(*thumbnail));
@@ -107,7 +104,15 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
     }
-    in = t[1];
+    return cvips_deliver(context, t[1], options, thumbnail, failure);
+}
+
+int
+cvips_deliver(VipsObject *context, VipsImage *in, const cvips_render_options *options,
+              cvips_thumbnail *thumbnail, cvips_failure *failure)
+{
+    void *bytes = NULL;
+    size_t length = 0;
 
     if (cvips_exact_size(context, in, &in, options->width, options->height) ||
         cvips_to_srgb8(context, in, &in)) {

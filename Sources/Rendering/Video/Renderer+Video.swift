@@ -1,0 +1,52 @@
+import CVideoShim
+import CVipsShim
+
+extension Renderer {
+    /// A video's thumbnail: the poster frame decoded in a helper (`videoPosters`), then handed
+    /// to libvips as RGB (`cvips_render_pixels`) with the display rotation as its orientation,
+    /// so size, sRGB, stripping and encoding are the photo's. JPEG unless the request forces a
+    /// format (a frame has no alpha).
+    /// - Throws: as `render(_:)`, and `.decodeTimeout`.
+    func renderVideo(_ request: RenderRequest, source: borrowing SourceFile) throws(RenderError) -> Thumbnail {
+        guard let videoPosters else {
+            throw RenderError(kind: .unsupportedSource, message: "videos are not decoded by this server (no video helper)")
+        }
+        let frame = try videoPosters.poster(descriptor: source.descriptor, maxPixels: request.maxPixels)
+        let info = SourceInfo(width: frame.width, height: frame.height, orientation: frame.orientation, pages: 1,
+                              hasAlpha: false, loader: "ffmpeg")
+        let size = request.spec.outputSize(sourceWidth: info.displayWidth, sourceHeight: info.displayHeight)
+        let format = request.format ?? .jpeg
+        var options = cvips_render_options(
+            width: Int32(size.width), height: Int32(size.height),
+            crop: request.spec.fit == .cover ? 1 : 0,
+            format: format.shimFormat,
+            quality: Int32(min(100, max(1, request.quality))),
+            png_compression: Int32(min(9, max(0, pngCompression))),
+            colour_transform: 0)
+        var output = cvips_thumbnail()
+        var failure = cvips_failure()
+        guard cvips_render_pixels(frame.frame.pixels, frame.frame.length, frame.frame.width, frame.frame.height,
+                                  Int32(info.orientation), &options, &output, &failure) == 0 else {
+            throw RenderError(failure)
+        }
+        defer { cvips_thumbnail_free(&output) }
+        // Written to while it was decoded: the frame may be of either version.
+        try source.check(request.expectedSource)
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
+        return Thumbnail(bytes: bytes, format: format, width: Int(output.width), height: Int(output.height))
+    }
+}
+
+extension SourceFile {
+    /// A video's container header (demuxer only: no decoder opens in this process), within
+    /// 5 s (libav's interrupt callback).
+    /// - Throws: `.unsupportedSource` (not a container read here, no video stream),
+    ///   `.decodeTimeout`.
+    func videoHeader() throws(RenderError) -> SourceInfo {
+        var limits = cvideo_limits(max_pixels: 0, timeout_ms: 5000)
+        var header = cvideo_header()
+        var failure = cvideo_failure()
+        guard cvideo_probe(descriptor, &limits, &header, &failure) == 0 else { throw RenderError(failure) }
+        return SourceInfo(video: header)
+    }
+}

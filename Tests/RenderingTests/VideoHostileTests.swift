@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Rendering
+import Synchronization
+import Testing
+import TestSupport
+
+/// Hostile videos each get their failure quickly, and a helper that crashes or hangs costs one
+/// render, never the renderer (README "Videos").
+@Suite struct VideoHostileTests {
+    /// The kind `name` fails with at grid 3, and how long it took, s.
+    func failure(_ name: String, renderer: Renderer = VideoFixtures.renderer()) -> (kind: RenderError.Kind?, seconds: Double) {
+        let start = DispatchTime.now()
+        var kind: RenderError.Kind?
+        do {
+            _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path(name), spec: .grid("3")))
+        } catch {
+            kind = error.kind
+        }
+        return (kind, Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9)
+    }
+
+    @Test(arguments: [("truncated.mp4", RenderError.Kind.unsupportedSource), ("empty.mp4", .unsupportedSource),
+                      ("text.mp4", .unsupportedSource), ("corrupt.mp4", .unsupportedSource),
+                      ("huge-16k.mp4", .sourceTooLarge)])
+    func hostileFileFailsQuickly(name: String, kind: RenderError.Kind) {
+        let outcome = failure(name)
+        #expect(outcome.kind == kind)
+        // Generous for a busy machine; a decode of 16k x 16k alone would take far longer.
+        #expect(outcome.seconds < 5)
+    }
+
+    @Test func hugeStreamHeaderIsListedAtItsHeaderSize() throws {
+        let info = try Renderer().probe(path: VideoFixtures.path("huge-16k.mp4"))
+        #expect(info.width == 16384 && info.height == 16384)
+    }
+
+    @Test func fifoNamedAsVideoIsRefusedWithoutBlocking() throws {
+        let directory = TemporaryDirectory()
+        let fifo = directory.path + "/endless.mp4"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let renderer = VideoFixtures.renderer()
+        #expect(throws: RenderError.self) { try renderer.render(RenderRequest(sourcePath: fifo, spec: .grid("3"))) }
+        #expect(throws: RenderError.self) { try renderer.probe(path: fifo) }
+    }
+
+    @Test func withoutHelpersAVideoIsUnsupported() {
+        #expect(failure("h264.mp4", renderer: Renderer()).kind == .unsupportedSource)
+    }
+
+    @Test func helperKilledMidDecodeCostsOneRender() throws {
+        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1))
+        let renderer = Renderer(videoPosters: posters)
+        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
+        let helper = try #require(posters.idleHelpers.first)
+        // Stopped, the helper takes the next request into its socket and never answers it.
+        #expect(kill(helper, SIGSTOP) == 0)
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<RenderError.Kind?>(nil)
+        DispatchQueue.global().async {
+            outcome.withLock { $0 = failure("h264.mp4", renderer: renderer).kind }
+            done.signal()
+        }
+        #expect(eventually { posters.busyHelpers == [helper] })
+        #expect(kill(helper, SIGKILL) == 0)
+        done.wait()
+        #expect(outcome.withLock { $0 } == .unsupportedSource)
+        // The next video is served by a fresh helper.
+        let next = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("vp9.webm"), spec: .grid("5")))
+        #expect(next.width == 236 && next.height == 236)
+        let statistics = posters.statistics
+        #expect(statistics.crashes == 1 && statistics.hangs == 0)
+        #expect(statistics.decoded == 2 && statistics.failed == 1 && statistics.helpersStarted == 2)
+        #expect(posters.idleHelpers.count == 1 && !posters.idleHelpers.contains(helper))
+    }
+
+    @Test func hungHelperIsKilledAfterTheDeadline() throws {
+        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1,
+                                                        timeoutMilliseconds: 300))
+        let renderer = Renderer(videoPosters: posters)
+        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
+        let helper = try #require(posters.idleHelpers.first)
+        #expect(kill(helper, SIGSTOP) == 0)
+        let outcome = failure("h264.mp4", renderer: renderer)
+        #expect(outcome.kind == .decodeTimeout)
+        // The parent waits the deadline and 2 s more (300 ms + 2 s), then kills the helper.
+        #expect(outcome.seconds >= 2.2 && outcome.seconds < 10)
+        #expect(kill(helper, 0) != 0)   // gone, and reaped
+        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
+        #expect(posters.statistics.hangs == 1 && posters.statistics.helpersStarted == 2)
+    }
+}
