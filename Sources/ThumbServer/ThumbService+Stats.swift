@@ -1,5 +1,6 @@
 import Foundation
 import Library
+import Rendering
 import Thumbnails
 
 /// `GET /stats` (docs/API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
@@ -31,6 +32,8 @@ extension ThumbService {
         var sourceChecks: Int
         var descriptors: DescriptorBudget?
         var descriptorShortages: Int
+        /// The video helpers' counters and how many may decode at once; nil without helpers.
+        var video: (statistics: VideoPosters.Statistics, decoders: Int)?
     }
 
     /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
@@ -50,7 +53,8 @@ extension ThumbService {
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount },
                              descriptors: configuration.descriptors,
-                             descriptorShortages: descriptorShortages.load(ordering: .relaxed))
+                             descriptorShortages: descriptorShortages.load(ordering: .relaxed),
+                             video: videoPosters.withLock { $0 }.map { ($0.statistics, $0.configuration.decoders) })
     }
 
     /// One watch of each inotify instance the lanes ask (a server's lanes share one).
@@ -104,7 +108,10 @@ extension ThumbService {
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)},\
         "descriptors":{"limit":\(budget(\.limit)),"reserve":\(budget(\.reserve)),"max_connections":\(budget(\.connections)),\
         "max_open_disk_entries":\(budget(\.openDiskEntries)),"max_memory_files":\(budget(\.memoryFiles)),\
-        "shortages":\(s.descriptorShortages)}}
+        "shortages":\(s.descriptorShortages)},\
+        "video":{"decoders":\(s.video?.decoders ?? 0),"decoded":\(s.video?.statistics.decoded ?? 0),"failed":\(s.video?.statistics.failed ?? 0),\
+        "crashes":\(s.video?.statistics.crashes ?? 0),"hangs":\(s.video?.statistics.hangs ?? 0),\
+        "helpers_started":\(s.video?.statistics.helpersStarted ?? 0),"in_flight":\(s.video?.statistics.inFlight ?? 0)}}
 
         """
     }

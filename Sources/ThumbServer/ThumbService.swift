@@ -23,6 +23,9 @@ public final class ThumbService: HTTPResponder {
     let descriptorShortages = Atomic<Int>(0)
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
+    /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
+    /// decodes none (or is a test's stand-in).
+    let videoPosters = Mutex<VideoPosters?>(nil)
 
     /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, all
     ///   of one `LibraryWatch.group`, which shares one inotify instance): each tells its lane
@@ -38,6 +41,11 @@ public final class ThumbService: HTTPResponder {
         self.pipeline = pipeline
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline)
+    }
+
+    /// Tells `/stats` whose video helpers to report (`video`).
+    public func setVideoPosters(_ posters: VideoPosters?) {
+        videoPosters.withLock { $0 = posters }
     }
 
     /// Tells `/stats` where connection counts come from.

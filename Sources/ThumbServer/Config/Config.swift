@@ -26,6 +26,10 @@ public struct Config: Sendable, Equatable {
     public var renderQueueLimit = 1024
     /// Seconds a client waits for a render before 503 (`render_timeout_seconds`); 0 = none. `30` by default.
     public var renderTimeoutSeconds = 30.0
+    /// Video helper processes, and so video decodes at once, at most (`video_decoders`; README
+    /// "Videos"); 0 = videos are listed but not decoded (415). A 4K HEVC poster takes about
+    /// 400 MB in its helper. `2` by default.
+    public var videoDecoders = 2
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
