@@ -27,6 +27,7 @@ rate() { awk -v n="$count" -v ms="$1" 'BEGIN { printf "%.2f", n * 1000 / ms }'; 
 
 run_thumbd() {   # run_thumbd PARALLEL
   local lib="$WORK/lib-thumbd-$1"; make_clips "$lib"
+  rm -rf "$WORK/cache-$PORT"   # a cold cache each run (the clips are hard links: one identity)
   start_server "$lib" "$PORT" --video-decoders 2 --render-workers 2
   local s; s=$(now_ms)
   (cd "$lib" && ls) | xargs -P "$1" -I{} curl -fs -o /dev/null "http://127.0.0.1:$PORT/thumbnails/3/{}"
