@@ -36,6 +36,13 @@ extern const char *const cvideo_codec_list;
  * a deadline hit (AVERROR_EXIT) becomes CVIDEO_TIMEOUT, ENOMEM CVIDEO_INTERNAL. Returns -1. */
 int cvideo_fail(cvideo_failure *failure, cvideo_status status, const char *what, int error);
 
+/* Whether `frame` is HDR: HLG (ARIB STD-B67) or PQ (SMPTE ST 2084) transfer. */
+int cvideo_is_hdr(const AVFrame *frame);
+
+/* Tone-maps HDR `in` to SDR full-range RGB24 (BT.709) into `out` (cvideo_tonemap.c).
+ * 0, or -1 with `failure` filled. */
+int cvideo_tonemap(const AVFrame *in, AVFrame *out, cvideo_failure *failure);
+
 /* CLOCK_MONOTONIC now, ns. */
 int64_t cvideo_now_ns(void);
 

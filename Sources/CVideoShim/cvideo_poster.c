@@ -13,6 +13,7 @@
  *     keyframe, at most CVIDEO_CANDIDATES keyframes in all; when every one is dark or flat,
  *     the first is kept.
  * Only keyframes are decoded (each decodes alone), so the decoder never works through a GOP.
+ * An HDR frame (HLG, PQ) is tone-mapped to SDR first (cvideo_tonemap.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,21 @@ cvideo_poster(int fd, const cvideo_limits *limits, cvideo_frame *out, cvideo_fai
             continue;
         }
         candidates++;
+        if (cvideo_is_hdr(frame)) {
+            AVFrame *mapped = av_frame_alloc();
+
+            if (!mapped || cvideo_tonemap(frame, mapped, failure)) {
+                if (!mapped)
+                    cvideo_fail(failure, CVIDEO_INTERNAL, "out of memory", 0);
+                av_frame_free(&mapped);
+                av_packet_unref(packet);
+                av_frame_unref(frame);
+                goto done;
+            }
+            av_frame_unref(frame);
+            av_frame_move_ref(frame, mapped);
+            av_frame_free(&mapped);
+        }
         if (cvideo_to_rgb(frame, &candidate, failure)) {
             av_packet_unref(packet);
             av_frame_unref(frame);

@@ -60,6 +60,20 @@ import TestSupport
         #expect(try VipsCLI.meanAbsoluteDifference(VipsCLI.flip(thumbnail.bytes, "vertical"), reference) > 20)
     }
 
+    @Test func hdrPosterIsToneMappedAsFFmpegsRecipeDoes() throws {
+        // hlg.mp4 is 10-bit HEVC tagged BT.2020 HLG. Its poster (PNG: no JPEG noise) matches the
+        // ffmpeg CLI's zscale + tonemap (Hable) recipe on the same keyframe, and is far from the
+        // same frame converted without tone-mapping (what a washed-out poster would be).
+        let thumbnail = try render("hlg.mp4", format: .png)
+        #expect(thumbnail.width == 320 && thumbnail.height == 240)
+        let recipe = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+            + "zscale=t=bt709:m=bt709:r=pc,format=rgb24"
+        let toneMapped = VideoFixtures.referenceFrame("hlg.mp4", second: 1, filters: recipe)
+        #expect(try VipsCLI.meanAbsoluteDifference(thumbnail.bytes, toneMapped) < 2)
+        let plain = VideoFixtures.referenceFrame("hlg.mp4", second: 1)
+        #expect(try VipsCLI.meanAbsoluteDifference(thumbnail.bytes, plain) > 6)
+    }
+
     @Test(arguments: ["3", "5"])
     func coverGridsAreExactSquares(grid: String) throws {
         // 320x240 shorter than 393 or not: cover never enlarges, 240x240 at grid 3, 236x236 at 5.

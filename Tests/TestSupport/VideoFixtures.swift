@@ -76,11 +76,13 @@ public enum VideoFixtures {
     }
 
     /// The frame at `second` of fixture `name` as the `ffmpeg` CLI decodes it (display matrix
-    /// applied, its autorotate default), PNG: the independent reference for posters.
-    public static func referenceFrame(_ name: String, second: Int) -> [UInt8] {
+    /// applied, its autorotate default) through `filters` (`-vf`, none by default) into 8-bit
+    /// RGB, PNG: the independent reference for posters.
+    public static func referenceFrame(_ name: String, second: Int, filters: String? = nil) -> [UInt8] {
         let output = NSTemporaryDirectory() + "thumbd-reference-\(UUID().uuidString).png"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        ffmpeg(["-y", "-loglevel", "error", "-ss", String(second), "-i", path(name), "-frames:v", "1", output])
+        ffmpeg(["-y", "-loglevel", "error", "-ss", String(second), "-i", path(name), "-frames:v", "1"]
+               + (filters.map { ["-vf", $0] } ?? []) + ["-pix_fmt", "rgb24", output])
         return [UInt8](FileManager.default.contents(atPath: output)!)
     }
 
