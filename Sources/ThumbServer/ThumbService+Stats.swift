@@ -221,6 +221,13 @@ extension ThumbService {
         metric("thumbd_descriptor_shortages_total", "counter",
                "Requests answered 503 out_of_descriptors: no file descriptor was free (EMFILE, ENFILE).",
                [("", "\(s.descriptorShortages)")])
+        let video = s.video?.statistics ?? VideoPosters.Statistics()
+        metric("thumbd_video_decodes_total", "counter", "Video poster decodes in the helper processes, by outcome.",
+               [("{outcome=\"decoded\"}", "\(video.decoded)"), ("{outcome=\"failed\"}", "\(video.failed)")])
+        metric("thumbd_video_helper_faults_total", "counter",
+               "Video helpers that died during a decode (crash) or were killed for giving no answer in time (hang).",
+               [("{kind=\"crash\"}", "\(video.crashes)"), ("{kind=\"hang\"}", "\(video.hangs)")])
+        metric("thumbd_video_helpers_started_total", "counter", "Video helper processes started.", [("", "\(video.helpersStarted)")])
         return out
     }
 }

@@ -85,6 +85,22 @@ import TestSupport
         #expect(webp.status == 200 && webp.header("Content-Type") == "image/webp")
         let video = try #require(try server.stats()["video"] as? [String: Any])
         #expect(video["decoded"] as? Int == 2 && video["crashes"] as? Int == 0 && video["decoders"] as? Int == 2)
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains("\nthumbd_video_decodes_total{outcome=\"decoded\"} 2\n"))
+        #expect(metrics.contains("\nthumbd_video_helper_faults_total{kind=\"crash\"} 0\n"))
+    }
+
+    @Test func prefetchWarmsAVideosThumbnail() throws {
+        let library = try MixedLibrary()
+        let server = try server(library)
+        let prefetch = PrefetchStorageServerTests()
+        let accepted = try prefetch.post(server, #"{"grid": "5", "paths": ["clips/vp9.webm", "clips/corrupt.mp4"]}"#)
+        #expect(accepted.status == 202)
+        let job = try prefetch.finalState(server, of: accepted)
+        #expect(job["done"] as? Int == 1 && job["failed"] as? Int == 1)
+        let hit = try server.get("/thumbnails/5/clips/vp9.webm")
+        #expect(hit.status == 200 && hit.header("X-Cache") == "HIT-DISK")
+        #expect(ImageHeader(hit.body) == ImageHeader(format: "jpeg", width: 236, height: 236))
     }
 
     @Test func hostileVideosGetTheirStatusOnceAndAreRemembered() throws {

@@ -46,6 +46,9 @@ public final class VideoPosters: Sendable {
         public var helpersStarted = 0
         /// Decodes under way now.
         public var inFlight = 0
+
+        /// All counts 0: a pool before its first decode.
+        public init() {}
     }
 
     private struct Helper {
