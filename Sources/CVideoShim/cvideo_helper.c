@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,13 +64,15 @@ cvideo_helper_spawn(const char *executable, const char *argument, pid_t *pid, cv
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, ends[1], CVIDEO_HELPER_FD);
     posix_spawn_file_actions_addclosefrom_np(&actions, CVIDEO_HELPER_FD + 1);
-    /* The server ignores SIGINT, SIGTERM and SIGPIPE; the helper takes the defaults back. */
+    /* The server ignores SIGINT, SIGTERM and SIGPIPE; the helper takes the defaults back (and
+     * SIGALRM's, which ends a decode that hangs: cvideo_helper_serve). */
     posix_spawnattr_init(&attributes);
     sigemptyset(&none);
     sigemptyset(&defaults);
     sigaddset(&defaults, SIGINT);
     sigaddset(&defaults, SIGTERM);
     sigaddset(&defaults, SIGPIPE);
+    sigaddset(&defaults, SIGALRM);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -147,8 +148,10 @@ cvideo_read_all(int socket, void *bytes, size_t length, int64_t deadline_ns)
 int
 cvideo_helper_serve(int socket)
 {
-    /* Gone with the server: a helper is never left behind. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    /* Never left behind: an idle helper exits when the server's end closes (recvmsg gives 0,
+     * whether the server closed it or died), and each decode runs under alarm(2), so one that
+     * hangs beyond its deadline dies even when no server is left to kill it. (Not
+     * PR_SET_PDEATHSIG: it fires when the spawning *thread* exits, which may be any pool thread.) */
     cvideo_quiet();
     for (;;) {
         cvideo_limits limits;
@@ -175,7 +178,7 @@ cvideo_helper_serve(int socket)
         if ((size_t) n != sizeof limits || fd < 0) {
             answer.status = CVIDEO_INTERNAL;
             snprintf(answer.message, sizeof answer.message, "the video helper got a malformed request");
-        } else if (cvideo_poster(fd, &limits, &frame, &failure) == 0) {
+        } else if (alarm((unsigned) (limits.timeout_ms / 1000 + 5)), cvideo_poster(fd, &limits, &frame, &failure) == 0) {
             answer.status = CVIDEO_OK;
             answer.width = frame.width;
             answer.height = frame.height;
@@ -186,6 +189,7 @@ cvideo_helper_serve(int socket)
             answer.status = failure.status;
             memcpy(answer.message, failure.message, sizeof answer.message);
         }
+        alarm(0);
         if (fd >= 0)
             close(fd);
         if (cvideo_write_all(socket, &answer, sizeof answer) ||

@@ -36,16 +36,8 @@ public struct Renderer: Sendable {
         let info = try source.header()
         try Self.checkPixelLimit(info, maxPixels: request.maxPixels)
 
-        let size = request.spec.outputSize(sourceWidth: info.displayWidth,
-                                           sourceHeight: info.displayHeight)
         let format = request.format ?? info.automaticFormat
-        var options = cvips_render_options(
-            width: Int32(size.width), height: Int32(size.height),
-            crop: request.spec.fit == .cover ? 1 : 0,
-            format: format.shimFormat,
-            quality: Int32(min(100, max(1, request.quality))),
-            png_compression: Int32(min(9, max(0, pngCompression))),
-            colour_transform: info.needsColourTransform ? 1 : 0)
+        var options = renderOptions(request, info: info, format: format)
 
         var output = cvips_thumbnail()
         var failure = cvips_failure()
@@ -58,6 +50,19 @@ public struct Renderer: Sendable {
         let bytes = [UInt8](UnsafeRawBufferPointer(start: output.bytes, count: output.length))
         return Thumbnail(bytes: bytes, format: format,
                          width: Int(output.width), height: Int(output.height))
+    }
+
+    /// The shim's options for `request` of a source whose header is `info`, in `format`: the
+    /// exact size of `info`'s displayed size at the request's grid, quality and PNG level clamped.
+    func renderOptions(_ request: RenderRequest, info: SourceInfo, format: ImageFormat) -> cvips_render_options {
+        let size = request.spec.outputSize(sourceWidth: info.displayWidth, sourceHeight: info.displayHeight)
+        return cvips_render_options(
+            width: Int32(size.width), height: Int32(size.height),
+            crop: request.spec.fit == .cover ? 1 : 0,
+            format: format.shimFormat,
+            quality: Int32(min(100, max(1, request.quality))),
+            png_compression: Int32(min(9, max(0, pngCompression))),
+            colour_transform: info.needsColourTransform ? 1 : 0)
     }
 
     /// Reads the header of the file at `path` without decoding pixels.

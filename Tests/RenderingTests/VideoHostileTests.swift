@@ -74,6 +74,25 @@ import TestSupport
         #expect(posters.idleHelpers.count == 1 && !posters.idleHelpers.contains(helper))
     }
 
+    @Test func helperThatDiedIdleIsReplacedNotBlamed() throws {
+        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1))
+        let renderer = Renderer(videoPosters: posters)
+        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
+        let helper = try #require(posters.idleHelpers.first)
+        #expect(kill(helper, SIGKILL) == 0)
+        #expect(eventually { kill(helper, 0) == 0 && isZombie(helper) })
+        // The next file is rendered by a new helper; nothing counts as a crash.
+        let next = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("h264.mp4"), spec: .grid("5")))
+        #expect(next.width == 236)
+        #expect(posters.statistics.crashes == 0 && posters.statistics.helpersStarted == 2)
+    }
+
+    /// Whether process `pid` has exited and waits to be reaped (state Z in /proc/PID/stat).
+    func isZombie(_ pid: pid_t) -> Bool {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+
     @Test func hungHelperIsKilledAfterTheDeadline() throws {
         let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1,
                                                         timeoutMilliseconds: 300))

@@ -13,16 +13,9 @@ extension Renderer {
         }
         let frame = try videoPosters.poster(descriptor: source.descriptor, maxPixels: request.maxPixels)
         let info = SourceInfo(width: frame.width, height: frame.height, orientation: frame.orientation, pages: 1,
-                              hasAlpha: false, loader: "ffmpeg")
-        let size = request.spec.outputSize(sourceWidth: info.displayWidth, sourceHeight: info.displayHeight)
+                              hasAlpha: false, loader: "ffmpeg", needsColourTransform: false)
         let format = request.format ?? .jpeg
-        var options = cvips_render_options(
-            width: Int32(size.width), height: Int32(size.height),
-            crop: request.spec.fit == .cover ? 1 : 0,
-            format: format.shimFormat,
-            quality: Int32(min(100, max(1, request.quality))),
-            png_compression: Int32(min(9, max(0, pngCompression))),
-            colour_transform: 0)
+        var options = renderOptions(request, info: info, format: format)
         var output = cvips_thumbnail()
         var failure = cvips_failure()
         guard cvips_render_pixels(frame.frame.pixels, frame.frame.length, frame.frame.width, frame.frame.height,
@@ -40,13 +33,18 @@ extension Renderer {
 extension SourceFile {
     /// A video's container header (demuxer only: no decoder opens in this process), within
     /// 5 s (libav's interrupt callback).
-    /// - Throws: `.unsupportedSource` (not a container read here, no video stream),
-    ///   `.decodeTimeout`.
+    /// - Throws: `.unsupportedSource` (not a container read here, no video stream, or a header
+    ///   that takes over 5 s to read from a local file: taken for hostile, so that the listing
+    ///   remembers it until it changes instead of stalling every scan on it).
     func videoHeader() throws(RenderError) -> SourceInfo {
         var limits = cvideo_limits(max_pixels: 0, timeout_ms: 5000)
         var header = cvideo_header()
         var failure = cvideo_failure()
-        guard cvideo_probe(descriptor, &limits, &header, &failure) == 0 else { throw RenderError(failure) }
+        guard cvideo_probe(descriptor, &limits, &header, &failure) == 0 else {
+            var error = RenderError(failure)
+            if error.kind == .decodeTimeout { error.kind = .unsupportedSource }
+            throw error
+        }
         return SourceInfo(video: header)
     }
 }

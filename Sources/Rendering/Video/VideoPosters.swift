@@ -113,14 +113,24 @@ public final class VideoPosters: Sendable {
         return PosterFrame(frame: frame)
     }
 
-    /// An idle helper, or a new one; marked busy.
+    /// An idle helper that is still alive, or a new one; marked busy. A helper that died while
+    /// idle (the OOM killer, an operator) is reaped and replaced here, so its death is not
+    /// blamed on the next file.
     private func takeHelper() throws(RenderError) -> Helper {
-        if let helper = state.withLock({ s -> Helper? in
+        while let helper = state.withLock({ s -> Helper? in
             guard let helper = s.idle.popLast() else { return nil }
             s.busy.append(helper.pid)
             s.statistics.inFlight += 1
             return helper
-        }) { return helper }
+        }) {
+            var status: Int32 = 0
+            if waitpid(helper.pid, &status, WNOHANG) == 0 { return helper }
+            close(helper.socket)
+            state.withLock { s in
+                s.busy.removeAll { $0 == helper.pid }
+                s.statistics.inFlight -= 1
+            }
+        }
         var pid: pid_t = 0
         var failure = cvideo_failure()
         let socket = cvideo_helper_spawn(configuration.executable, configuration.argument, &pid, &failure)
