@@ -10,10 +10,11 @@ import TestSupport
 @Suite struct VideoHostileTests {
     /// The kind `name` fails with at grid 3, and how long it took, s.
     func failure(_ name: String, renderer: Renderer = VideoFixtures.renderer()) -> (kind: RenderError.Kind?, seconds: Double) {
+        let request = RenderRequest(sourcePath: VideoFixtures.path(name), spec: .grid("3"))   // fixtures made first
         let start = DispatchTime.now()
         var kind: RenderError.Kind?
         do {
-            _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path(name), spec: .grid("3")))
+            _ = try renderer.render(request)
         } catch {
             kind = error.kind
         }
@@ -48,11 +49,17 @@ import TestSupport
         #expect(failure("h264.mp4", renderer: Renderer()).kind == .unsupportedSource)
     }
 
-    @Test func helperKilledMidDecodeCostsOneRender() throws {
-        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1))
+    /// A pool of one helper, started by a first render, and that helper's pid.
+    func oneWarmHelper(timeoutMilliseconds: Int = 10_000) throws -> (VideoPosters, Renderer, pid_t) {
+        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1,
+                                                        timeoutMilliseconds: timeoutMilliseconds))
         let renderer = Renderer(videoPosters: posters)
         _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
-        let helper = try #require(posters.idleHelpers.first)
+        return (posters, renderer, try #require(posters.idleHelpers.first))
+    }
+
+    @Test func helperKilledMidDecodeCostsOneRender() throws {
+        let (posters, renderer, helper) = try oneWarmHelper()
         // Stopped, the helper takes the next request into its socket and never answers it.
         #expect(kill(helper, SIGSTOP) == 0)
         let done = DispatchSemaphore(value: 0)
@@ -75,10 +82,7 @@ import TestSupport
     }
 
     @Test func helperThatDiedIdleIsReplacedNotBlamed() throws {
-        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1))
-        let renderer = Renderer(videoPosters: posters)
-        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
-        let helper = try #require(posters.idleHelpers.first)
+        let (posters, renderer, helper) = try oneWarmHelper()
         #expect(kill(helper, SIGKILL) == 0)
         #expect(eventually { kill(helper, 0) == 0 && isZombie(helper) })
         // The next file is rendered by a new helper; nothing counts as a crash.
@@ -94,11 +98,7 @@ import TestSupport
     }
 
     @Test func hungHelperIsKilledAfterTheDeadline() throws {
-        let posters = VideoPosters(configuration: .init(executable: VideoFixtures.helperExecutable, decoders: 1,
-                                                        timeoutMilliseconds: 300))
-        let renderer = Renderer(videoPosters: posters)
-        _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
-        let helper = try #require(posters.idleHelpers.first)
+        let (posters, renderer, helper) = try oneWarmHelper(timeoutMilliseconds: 300)
         #expect(kill(helper, SIGSTOP) == 0)
         let outcome = failure("h264.mp4", renderer: renderer)
         #expect(outcome.kind == .decodeTimeout)
