@@ -34,6 +34,11 @@ import TestSupport
         #expect(near(try centreColour("short.mp4"), VideoFixtures.secondColours[0].rgb))
     }
 
+    @Test func streamOfUnknownDurationGivesItsFirstFrame() throws {
+        #expect(try renderer.probe(path: VideoFixtures.path("live.webm")).durationMilliseconds == 0)
+        #expect(near(try centreColour("live.webm"), VideoFixtures.secondColours[0].rgb))
+    }
+
     @Test func blackKeyframesGiveWayToTheNextOne() throws {
         // Black until 2.5 s: keyframes at 1 s and 2 s are black; 3 s (yellow) is the poster.
         #expect(near(try centreColour("black-start.mp4"), VideoFixtures.secondColours[3].rgb))

@@ -27,6 +27,9 @@ public enum VideoFixtures {
         // QuickTime with Apple's creation date (its offset kept).
         ("iphone.mov", lavfi(seconds: 3) + x264 + ["-movflags", "use_metadata_tags",
                                                     "-metadata", "com.apple.quicktime.creationdate=2022-03-04T05:06:07+0900"]),
+        // A live stream as a recorder writes it: no duration, no cues (the first keyframe's rule).
+        ("live.webm", lavfi(seconds: 4) + ["-c:v", "libvpx", "-deadline", "realtime", "-g", "25", "-b:v", "200k",
+                                           "-f", "webm", "-live", "1"]),
         ("vp9.webm", lavfi(seconds: 3) + ["-c:v", "libvpx-vp9", "-g", "25", "-deadline", "realtime", "-b:v", "200k"]),
         ("mpeg4.avi", lavfi(seconds: 3) + ["-c:v", "mpeg4", "-g", "25", "-q:v", "5"]),
         ("hlg.mp4", lavfi(seconds: 3) + ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-x265-params", "keyint=25:log-level=none",
