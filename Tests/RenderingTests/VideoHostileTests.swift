@@ -81,6 +81,43 @@ import TestSupport
         #expect(posters.idleHelpers.count == 1 && !posters.idleHelpers.contains(helper))
     }
 
+    @Test func helperKilledWhileItDecodesCostsOneRender() throws {
+        // The helper is killed once it holds the file (the descriptor it was passed shows in
+        // /proc/PID/fd), during the decode of dark-noise.mp4's six keyframes. Should the decode
+        // win the race, the attempt is made again (at most 10 times).
+        let (posters, renderer, helper) = try oneWarmHelper()
+        let path = VideoFixtures.path("dark-noise.mp4")
+        var killed = false
+        var outcome: RenderError.Kind?
+        var pid = helper
+        for _ in 0..<10 where !killed {
+            let done = DispatchSemaphore(value: 0)
+            let result = Mutex<RenderError.Kind??>(nil)
+            DispatchQueue.global().async {
+                result.withLock { $0 = .some(failure("dark-noise.mp4", renderer: renderer).kind) }
+                done.signal()
+            }
+            while result.withLock({ $0 == nil }) {
+                if holds(pid, path) { killed = kill(pid, SIGKILL) == 0; break }
+            }
+            done.wait()
+            outcome = result.withLock { $0 } ?? nil
+            if !killed { pid = try #require(posters.idleHelpers.first) }
+        }
+        try #require(killed)
+        #expect(outcome == .unsupportedSource)
+        #expect(posters.statistics.crashes == 1)
+        let next = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("vp9.webm"), spec: .grid("5")))
+        #expect(next.width == 236 && next.height == 236)
+    }
+
+    /// Whether process `pid` has a descriptor open on `path`.
+    func holds(_ pid: pid_t, _ path: String) -> Bool {
+        let directory = "/proc/\(pid)/fd"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + $0)) == path }
+    }
+
     @Test func helperThatDiedIdleIsReplacedNotBlamed() throws {
         let (posters, renderer, helper) = try oneWarmHelper()
         #expect(kill(helper, SIGKILL) == 0)

@@ -34,6 +34,13 @@ import TestSupport
         #expect(near(try centreColour("short.mp4"), VideoFixtures.secondColours[0].rgb))
     }
 
+    @Test func whenEveryKeyframeIsDarkTheFirstIsKept() throws {
+        // Six dark keyframes, 2560x1440: all looked at, none bright; still a poster, at grid 1's size.
+        let thumbnail = try render("dark-noise.mp4")
+        let expected = expectedSize(.grid("1"), displayWidth: 2560, displayHeight: 1440)
+        #expect(thumbnail.width == expected.width && thumbnail.height == expected.height)
+    }
+
     @Test func streamOfUnknownDurationGivesItsFirstFrame() throws {
         #expect(try renderer.probe(path: VideoFixtures.path("live.webm")).durationMilliseconds == 0)
         #expect(near(try centreColour("live.webm"), VideoFixtures.secondColours[0].rgb))
