@@ -35,9 +35,9 @@ import TestSupport
     }
 
     @Test func whenEveryKeyframeIsDarkTheFirstIsKept() throws {
-        // Six dark keyframes, 2560x1440: all looked at, none bright; still a poster, at grid 1's size.
+        // Six dark keyframes, 1920x1080: all looked at, none bright; still a poster, at grid 1's size.
         let thumbnail = try render("dark-noise.mp4")
-        let expected = expectedSize(.grid("1"), displayWidth: 2560, displayHeight: 1440)
+        let expected = expectedSize(.grid("1"), displayWidth: 1920, displayHeight: 1080)
         #expect(thumbnail.width == expected.width && thumbnail.height == expected.height)
     }
 

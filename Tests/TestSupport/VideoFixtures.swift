@@ -35,11 +35,11 @@ public enum VideoFixtures {
         ("hlg.mp4", lavfi(seconds: 3) + ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-x265-params", "keyint=25:log-level=none",
                                         "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc",
                                         "-tag:v", "hvc1"]),
-        // Six 2560x1440 keyframes of dark noise, lossless: each is near-black, so the rule decodes
-        // all six (most of a second), long enough for a test to see the helper holding the file
-        // and kill it mid-decode.
-        ("dark-noise.mp4", ["-f", "lavfi", "-i", "nullsrc=s=2560x1440:d=2:r=3,geq=lum='random(1)*20':cb=128:cr=128",
-                            "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-g", "1", "-pix_fmt", "yuv420p"]),
+        // Six 1920x1080 keyframes of dark noise, lossless with CABAC (slow to decode): each is
+        // near-black, so the rule decodes all six (most of a second), long enough for a test to
+        // see the helper holding the file and kill it mid-decode.
+        ("dark-noise.mp4", ["-f", "lavfi", "-i", "nullsrc=s=1920x1080:d=2:r=3,geq=lum='random(1)*20':cb=128:cr=128",
+                            "-c:v", "libx264", "-preset", "veryfast", "-qp", "0", "-g", "1", "-pix_fmt", "yuv420p"]),
         // 320x180 landscape with a red box top left; the 90° matrix is set by stream copy below.
         ("landscape.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=3,format=yuv420p,"
                            + "drawbox=x=0:y=0:w=80:h=60:color=red:t=fill"] + x264),
