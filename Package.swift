@@ -27,8 +27,8 @@ let package = Package(
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
         // FFmpeg 5.1 from Debian (`libavformat-dev`, `libavcodec-dev`, `libavutil-dev`,
-        // `libswscale-dev`, `libavfilter-dev` for HDR tone-mapping): headers only; CVideoShim links the libraries itself (a system
-        // library's `link` does not reach a C target).
+        // `libswscale-dev`, `libavfilter-dev` for HDR tone-mapping): headers only; CVideoShim
+        // links the libraries itself (a system library's `link` does not reach a C target).
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libavfilter-dev"])]),
         // Video containers and poster frames through libav, and the helper process that decodes
         // them; no libav type leaves C.
