@@ -90,6 +90,14 @@ import TestSupport
         #expect(metrics.contains("\nthumbd_video_helper_faults_total{kind=\"crash\"} 0\n"))
     }
 
+    @Test func byteLimitIsForPhotosOnly() throws {
+        // h264.mp4 and the photo are both over 1,000 bytes: the photo is refused, the video is not.
+        let library = try MixedLibrary()
+        let server = try ServerHarness(library: library.root, renderer: VideoFixtures.renderer()) { $0.maxSourceBytes = 1000 }
+        #expect(try server.get("/thumbnails/5/photo.jpg").status == 422)
+        #expect(try server.get("/thumbnails/5/clips/h264.mp4").status == 200)
+    }
+
     @Test func prefetchWarmsAVideosThumbnail() throws {
         let library = try MixedLibrary()
         let server = try server(library)

@@ -44,7 +44,8 @@ public struct Config: Sendable, Equatable {
     public var webp = true
     /// Source pixel limit, from the header (`max_source_pixels`). `100000000` by default.
     public var maxSourcePixels = 100_000_000
-    /// Source size limit, bytes; 0 = none (`max_source_bytes`). `268435456` (256 MiB) by default.
+    /// Photo size limit, bytes; 0 = none (`max_source_bytes`); videos are exempt (a poster reads
+    /// the header and a few keyframes). `268435456` (256 MiB) by default.
     public var maxSourceBytes = 256 << 20
     /// `Cache-Control` of thumbnails asked for by their versioned URL, `?v=` the source's
     /// current version (`cache_control`). `public, max-age=31536000, immutable` by default.
