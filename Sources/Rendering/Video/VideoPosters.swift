@@ -62,6 +62,7 @@ public final class VideoPosters: Sendable {
         var statistics = Statistics()
     }
 
+    /// How its helpers run (given at init).
     public let configuration: Configuration
     private let state = Mutex(State())
     private let slots: DispatchSemaphore
