@@ -65,7 +65,8 @@ import TestSupport
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<RenderError.Kind?>(nil)
         DispatchQueue.global().async {
-            outcome.withLock { $0 = failure("h264.mp4", renderer: renderer).kind }
+            let kind = failure("h264.mp4", renderer: renderer).kind
+            outcome.withLock { $0 = kind }
             done.signal()
         }
         #expect(eventually { posters.busyHelpers == [helper] })
@@ -94,7 +95,8 @@ import TestSupport
             let done = DispatchSemaphore(value: 0)
             let result = Mutex<RenderError.Kind??>(nil)
             DispatchQueue.global().async {
-                result.withLock { $0 = .some(failure("dark-noise.mp4", renderer: renderer).kind) }
+                let kind = failure("dark-noise.mp4", renderer: renderer).kind   // not under the lock the poll reads
+                result.withLock { $0 = .some(kind) }
                 done.signal()
             }
             while result.withLock({ $0 == nil }) {
