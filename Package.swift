@@ -33,6 +33,16 @@ let package = Package(
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
         .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
+        // FFmpeg 5.1 from Debian (`libavformat-dev`, `libavcodec-dev`, `libavutil-dev`,
+        // `libswscale-dev`, `libavfilter-dev` for HDR tone-mapping): headers only; CVideoShim
+        // links the libraries itself (a system library's `link` does not reach a C target).
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libavfilter-dev"])]),
+        // Video containers and poster frames through libav, and the helper process that decodes
+        // them; no libav type leaves C.
+        .target(name: "CVideoShim", dependencies: ["CFFmpeg"], linkerSettings: [
+            .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"), .linkedLibrary("swscale"),
+            .linkedLibrary("avfilter"),
+        ]),
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
         // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
@@ -42,8 +52,9 @@ let package = Package(
         // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
         // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.
         .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
-        // Grid specs and the libvips renderer: source file → thumbnail bytes.
-        .target(name: "Rendering", dependencies: ["CVipsShim"]),
+        // Grid specs and the libvips renderer: source file → thumbnail bytes; videos' poster
+        // frames through the video helper process.
+        .target(name: "Rendering", dependencies: ["CVipsShim", "CVideoShim", "Locking"]),
         // Evan Wallace's ThumbHash in Swift: a ≤100x100 RGBA image ⇄ a 5-25 byte placeholder.
         .target(name: "ThumbHash"),
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
@@ -67,7 +78,7 @@ let package = Package(
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
-        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "Locking"]),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "TestSupport", "Locking"]),
         .testTarget(name: "ThumbHashTests", dependencies: ["ThumbHash"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.

@@ -59,8 +59,10 @@ static const struct {
 int
 cvips_formats_revision(void)
 {
-    /* 1: the list above with TGA (before it, every loader libvips had was read); 2: without TGA. */
-    return 2;
+    /* 1: the list above with TGA (before it, every loader libvips had was read); 2: without TGA;
+     * 3: videos too (MP4, MOV, M4V, WebM, AVI through FFmpeg: Rendering's VideoFormats), so
+     * that such files an earlier list decided were not images are read again. */
+    return 3;
 }
 
 void

@@ -34,9 +34,9 @@ int cvips_source_format(VipsSource *source, int fd, const char **coder, cvips_fa
  * 0, or -1 with `failure` filled (CVIPS_UNSUPPORTED, or CVIPS_INTERNAL out of memory). */
 int cvips_magick_load(int fd, const char *coder, VipsImage **out, cvips_failure *failure);
 
-/* The end of every render, once libvips' thumbnail operation gave `thumbnailed`: decoded into
- * memory (a decode error is the source's), the exact size, sRGB 8-bit, alpha flattened on white
- * for JPEG, encoded. Takes `context` (every intermediate hangs off it) and unrefs it.
+/* The end of a render from a file or from another thumbnail's bytes, once libvips' thumbnail
+ * operation gave `thumbnailed`: decoded into memory (a decode error is the source's), then
+ * cvips_deliver. Takes `context` (every intermediate hangs off it) and unrefs it.
  * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
 int cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_render_options *options,
                         cvips_thumbnail *thumbnail, cvips_failure *failure);
@@ -60,5 +60,11 @@ int cvips_encode(VipsImage *in, const cvips_render_options *options,
 /* Fills `thumbnail`'s placeholder from `in` (8-bit sRGB, 3 or 4 bands): shrunk to at most
  * `side` x `side` px, RGBA. Leaves it NULL, with no libvips error pending, when it fails. */
 void cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail *thumbnail);
+
+/* The render's last steps, for a decoded image `in` of about the thumbnail's size: exact size,
+ * 8-bit sRGB, alpha flattened on white for JPEG, encoded into `thumbnail`. Unrefs `context`
+ * (which owns `in` and every intermediate) in every case. 0, or -1 with `failure` filled. */
+int cvips_deliver(VipsObject *context, VipsImage *in, const cvips_render_options *options,
+                  cvips_thumbnail *thumbnail, cvips_failure *failure);
 
 #endif /* CVIPS_INTERNAL_H */

@@ -17,7 +17,6 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
 {
     VipsObject *context;
     VipsImage **t;
-    VipsImage *in;
     VipsSource *source;
     const char *coder;
     int result;
@@ -106,9 +105,6 @@ cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_ren
                     cvips_thumbnail *thumbnail, cvips_failure *failure)
 {
     VipsImage **t = (VipsImage **) vips_object_local_array(context, 1);
-    VipsImage *in;
-    void *bytes = NULL;
-    size_t length = 0;
 
     /* Decode now, into a thumbnail-sized buffer, so a decode error is reported as the
      * source's and a later error can only be ours. */
@@ -116,7 +112,15 @@ cvips_render_finish(VipsObject *context, VipsImage *thumbnailed, const cvips_ren
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
     }
-    in = t[0];
+    return cvips_deliver(context, t[0], options, thumbnail, failure);
+}
+
+int
+cvips_deliver(VipsObject *context, VipsImage *in, const cvips_render_options *options,
+              cvips_thumbnail *thumbnail, cvips_failure *failure)
+{
+    void *bytes = NULL;
+    size_t length = 0;
 
     if (cvips_exact_size(context, in, &in, options->width, options->height) ||
         cvips_to_srgb8(context, in, &in)) {

@@ -1,3 +1,4 @@
+import CVideoShim
 import CVipsShim
 
 /// Why a source gave no thumbnail. Each kind has one HTTP status (docs/API.md, "Thumbnails"),
@@ -25,6 +26,10 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// process or the system is at its open-file limit for now. Never remembered. HTTP 503
         /// `out_of_descriptors` with `Retry-After`.
         case outOfDescriptors
+        /// A video's decode outlived its deadline (`VideoPosters.Configuration.timeoutMilliseconds`,
+        /// libav's interrupt callback), or its helper process gave no answer and was killed. It
+        /// may be the machine's load, so it is never remembered. HTTP 503 `render_timeout`.
+        case decodeTimeout
     }
 
     public var kind: Kind
@@ -52,5 +57,23 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         default: .internalFailure
         }
         self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)
+    }
+}
+
+extension RenderError {
+    /// A failure reported by the video shim. A helper that died during the decode is the
+    /// file's doing as far as thumbd can tell (a decoder crash comes back on every try), so it
+    /// is `.unsupportedSource` (remembered until the file changes); one that hung is
+    /// `.decodeTimeout`.
+    init(_ failure: cvideo_failure) {
+        var failure = failure
+        let message = withUnsafeBytes(of: &failure.message) { String(cBytes: $0) }
+        let kind: Kind = switch failure.status {
+        case CVIDEO_UNSUPPORTED, CVIDEO_HELPER_LOST: .unsupportedSource
+        case CVIDEO_TOO_LARGE: .sourceTooLarge
+        case CVIDEO_TIMEOUT, CVIDEO_HELPER_HUNG: .decodeTimeout
+        default: .internalFailure
+        }
+        self.init(kind: kind, message: message.isEmpty ? "FFmpeg failed" : message)
     }
 }

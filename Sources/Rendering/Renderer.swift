@@ -9,8 +9,14 @@ public struct Renderer: Sendable {
     /// corpus' 2048x1536 RGBA PNG at grid 1: level 6 took 192 ms for 27 KB, level 3 180 ms for
     /// 44 KB, level 1 190 ms for 48 KB: decoding dominates, so the smaller file wins.
     public var pngCompression: Int = 6
+    /// Where videos' poster frames are decoded (helper processes); `nil` by default: a video
+    /// then gives `.unsupportedSource` (its header is still read, for the listing).
+    public var videoPosters: VideoPosters?
 
-    public init() {}
+    /// A renderer; `videoPosters` as the field of the same name.
+    public init(videoPosters: VideoPosters? = nil) {
+        self.videoPosters = videoPosters
+    }
 
     /// Renders `request` (docs/API.md "grid" and "output"): orientation applied, sRGB 8-bit,
     /// exactly `spec.outputSize(sourceWidth:sourceHeight:)` of the displayed size, metadata
@@ -26,20 +32,12 @@ public struct Renderer: Sendable {
 
         let source = try SourceFile(path: request.source, resolved: request.expectedSource != nil)
         try source.check(request.expectedSource)
+        if VideoFormats.isVideo(request.source) { return try renderVideo(request, source: source) }
         let info = try source.header()
         try Self.checkPixelLimit(info, maxPixels: request.maxPixels)
 
-        let size = request.spec.outputSize(sourceWidth: info.displayWidth,
-                                           sourceHeight: info.displayHeight)
         let format = request.format ?? info.automaticFormat
-        var options = cvips_render_options(
-            width: Int32(size.width), height: Int32(size.height),
-            crop: request.spec.fit == .cover ? 1 : 0,
-            format: format.shimFormat,
-            quality: Int32(min(100, max(1, request.quality))),
-            png_compression: Int32(min(9, max(0, pngCompression))),
-            colour_transform: info.needsColourTransform ? 1 : 0,
-            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
+        var options = renderOptions(request, info: info, format: format)
 
         var output = cvips_thumbnail()
         var failure = cvips_failure()
@@ -92,6 +90,20 @@ public struct Renderer: Sendable {
         return Self.thumbnail(output, format: format)
     }
 
+    /// The shim's options for `request` of a source whose header is `info`, in `format`: the
+    /// exact size of `info`'s displayed size at the request's grid, quality and PNG level clamped.
+    func renderOptions(_ request: RenderRequest, info: SourceInfo, format: ImageFormat) -> cvips_render_options {
+        let size = request.spec.outputSize(sourceWidth: info.displayWidth, sourceHeight: info.displayHeight)
+        return cvips_render_options(
+            width: Int32(size.width), height: Int32(size.height),
+            crop: request.spec.fit == .cover ? 1 : 0,
+            format: format.shimFormat,
+            quality: Int32(min(100, max(1, request.quality))),
+            png_compression: Int32(min(9, max(0, pngCompression))),
+            colour_transform: info.needsColourTransform ? 1 : 0,
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
+    }
+
     /// Reads the header of the file at `path` without decoding pixels.
     /// - Throws: `.sourceNotFound`, `.unsupportedSource` (no readable header, empty, not a
     ///   regular file), `.outOfDescriptors`, `.internalFailure`.
@@ -99,9 +111,11 @@ public struct Renderer: Sendable {
         try probe(file: DiskPath(path))
     }
 
-    /// Reads the header of the file at `file` (bytes, perhaps not UTF-8) without decoding pixels.
+    /// Reads the header of the file at `file` (bytes, perhaps not UTF-8) without decoding pixels;
+    /// of a video (`VideoFormats`), the container header, in this process, no decoder opened.
     /// - Throws: as `probe(path:)`.
     public func probe(file: DiskPath) throws(RenderError) -> SourceInfo {
+        if VideoFormats.isVideo(file) { return try SourceFile(path: file).videoHeader() }
         defer { cvips_job_end() }
         try Vips.start()
         return try SourceFile(path: file).header()

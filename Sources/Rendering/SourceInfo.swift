@@ -29,6 +29,9 @@ public struct SourceInfo: Sendable, Equatable {
     /// Whether making sRGB needs an ICC transform: the source embeds a profile or is in a space
     /// other than sRGB or grey (CMYK, LAB, ...). Plain sRGB skips it (~13 ms a photo).
     public var needsColourTransform: Bool
+    /// A video's duration from its container header, ms (0 when the container does not say);
+    /// nil for a photo. `loader` then starts `"ffmpeg:"` (README "Videos").
+    public var durationMilliseconds: Int?
 
     public init(width: Int, height: Int, orientation: Int, pages: Int, hasAlpha: Bool,
                 loader: String, dateTimeOriginal: String? = nil,
@@ -46,6 +49,9 @@ public struct SourceInfo: Sendable, Equatable {
         self.offsetTimeOriginal = offsetTimeOriginal
         self.needsColourTransform = needsColourTransform
     }
+
+    /// Whether this is a video's header (`durationMilliseconds` set).
+    public var isVideo: Bool { durationMilliseconds != nil }
 
     /// Pixels libvips decodes for a render: one page, `width * height`.
     public var pixelCount: Int { width * height }

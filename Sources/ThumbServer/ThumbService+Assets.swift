@@ -70,6 +70,7 @@ extension ThumbService {
             // path percent-encoded byte for byte, which reaches the file whatever its name.
             let path = PathEncoding.percentEncoded(item.path.bytes)   // unreserved bytes and %HH only: no JSON escapes
             body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
+                + "\"type\":\"\(item.isVideo ? "video" : "photo")\",\"duration_ms\":\(item.durationMilliseconds.map(String.init) ?? "null"),"
                 + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
                 + "\"modified\":\"\(item.modified.iso8601)\",\"thumbhash\":"
             // Base64's alphabet needs no JSON escapes.

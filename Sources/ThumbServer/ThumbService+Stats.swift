@@ -1,5 +1,6 @@
 import Foundation
 import Library
+import Rendering
 import Thumbnails
 
 /// `GET /stats` (docs/API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
@@ -35,6 +36,8 @@ extension ThumbService {
         var backfill: ThumbhashBackfill.Statistics
         /// Listed images with a placeholder, and with a source that cannot be rendered.
         var thumbhashes: (known: Int, unrenderable: Int)
+        /// The video helpers' counters and how many may decode at once; nil without helpers.
+        var video: (statistics: VideoPosters.Statistics, decoders: Int)?
     }
 
     /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
@@ -56,7 +59,8 @@ extension ThumbService {
                              descriptors: configuration.descriptors,
                              descriptorShortages: descriptorShortages.load(ordering: .relaxed),
                              placeholders: self.pipeline.placeholders.statistics, backfill: backfill.statistics,
-                             thumbhashes: index.thumbhashCounts)
+                             thumbhashes: index.thumbhashCounts,
+                             video: videoPosters.withLock { $0 }.map { ($0.statistics, $0.configuration.decoders) })
     }
 
     /// One watch of each inotify instance the lanes ask (a server's lanes share one).
@@ -119,7 +123,10 @@ extension ThumbService {
         "connections":{"open":\(s.connections.open),"total":\(s.connections.total)},\
         "descriptors":{"limit":\(budget(\.limit)),"reserve":\(budget(\.reserve)),"max_connections":\(budget(\.connections)),\
         "max_open_disk_entries":\(budget(\.openDiskEntries)),"max_memory_files":\(budget(\.memoryFiles)),\
-        "shortages":\(s.descriptorShortages)}}
+        "shortages":\(s.descriptorShortages)},\
+        "video":{"decoders":\(s.video?.decoders ?? 0),"decoded":\(s.video?.statistics.decoded ?? 0),"failed":\(s.video?.statistics.failed ?? 0),\
+        "crashes":\(s.video?.statistics.crashes ?? 0),"hangs":\(s.video?.statistics.hangs ?? 0),\
+        "helpers_started":\(s.video?.statistics.helpersStarted ?? 0),"in_flight":\(s.video?.statistics.inFlight ?? 0)}}
 
         """
     }
@@ -252,6 +259,13 @@ extension ThumbService {
         metric("thumbd_descriptor_shortages_total", "counter",
                "Requests answered 503 out_of_descriptors: no file descriptor was free (EMFILE, ENFILE).",
                [("", "\(s.descriptorShortages)")])
+        let video = s.video?.statistics ?? VideoPosters.Statistics()
+        metric("thumbd_video_decodes_total", "counter", "Video poster decodes in the helper processes, by outcome.",
+               [("{outcome=\"decoded\"}", "\(video.decoded)"), ("{outcome=\"failed\"}", "\(video.failed)")])
+        metric("thumbd_video_helper_faults_total", "counter",
+               "Video helpers that died during a decode (crash) or were killed for giving no answer in time (hang).",
+               [("{kind=\"crash\"}", "\(video.crashes)"), ("{kind=\"hang\"}", "\(video.hangs)")])
+        metric("thumbd_video_helpers_started_total", "counter", "Video helper processes started.", [("", "\(video.helpersStarted)")])
         return out
     }
 

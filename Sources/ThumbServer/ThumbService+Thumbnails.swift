@@ -208,6 +208,9 @@ extension ThumbService {
                                 message: "the server may not read this source (its file permissions)")
             case .outOfDescriptors:
                 return .outOfDescriptors
+            case .decodeTimeout:
+                return APIError(status: 503, code: "render_timeout", message: error.message,
+                                headers: ["Retry-After": "5"])
             }
         }
     }

@@ -25,6 +25,9 @@ public final class ThumbService: HTTPResponder {
     let descriptorShortages = Atomic<Int>(0)
     /// Open and total connections, supplied by whoever runs the socket server.
     let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
+    /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
+    /// decodes none (or is a test's stand-in).
+    let videoPosters = Mutex<VideoPosters?>(nil)
 
     /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, all
     ///   of one `LibraryWatch.group`, which shares one inotify instance): each tells its lane
@@ -43,6 +46,11 @@ public final class ThumbService: HTTPResponder {
         // The fit of the smallest grid, whose cells a screen shows most of.
         let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
+    }
+
+    /// Tells `/stats` whose video helpers to report (`video`).
+    public func setVideoPosters(_ posters: VideoPosters?) {
+        videoPosters.withLock { $0 = posters }
     }
 
     /// Tells `/stats` where connection counts come from.

@@ -22,10 +22,13 @@ public final class Thumbd: Sendable {
 
     /// Checks the library and cache directory and sets up libvips; does not bind yet.
     /// `eventLoops`: HTTP event loops (socket threads), one per core when nil (the default).
-    /// `renderer`: libvips (`Renderer`) by default; tests give a stand-in whose renders they hold.
+    /// `renderer`: libvips (`Renderer`) with `video_decoders` helpers of this very binary
+    /// (`/proc/self/exe --video-helper`) when nil (the default); tests give a stand-in whose
+    /// renders they hold, or a `Renderer` whose helpers are the built `thumbd`.
     /// - Throws: `ConfigError` with one sentence naming the path or key at fault.
     public init(config: Config, eventLoops: Int? = nil,
-                renderer: any ThumbnailRendering = Renderer()) throws(ConfigError) {
+                renderer: (any ThumbnailRendering)? = nil) throws(ConfigError) {
+        let renderer = renderer ?? Renderer(videoPosters: config.videoPosters())
         try ConfigLoader.validate(config)
         self.config = config
         let library: Library
@@ -134,6 +137,7 @@ public final class Thumbd: Sendable {
         let server = HTTPServer(configuration: http, responder: service)
         // Weak: the server holds the service as its responder; a strong capture would be a cycle.
         service.setConnectionCounts { [weak server] in server?.connectionCounts ?? (0, 0) }
+        service.setVideoPosters((renderer as? Renderer)?.videoPosters)
         self.service = service
         self.server = server
         self.descriptors = descriptors

@@ -41,7 +41,7 @@ final class KnownFailures: Sendable {
     static func remembers(_ kind: RenderError.Kind) -> Bool {
         switch kind {
         case .unsupportedSource, .sourceTooLarge: true
-        case .sourceNotFound, .internalFailure, .sourceChanged, .sourceUnreadable, .outOfDescriptors: false
+        case .sourceNotFound, .internalFailure, .sourceChanged, .sourceUnreadable, .outOfDescriptors, .decodeTimeout: false
         }
     }
 

@@ -16,7 +16,8 @@ public struct PipelineConfiguration: Sendable {
     public var renderQueueLimit: Int = 1024
     /// Source pixel limit (width × height from the header, before decoding). `100_000_000` by default.
     public var maxSourcePixels: Int = 100_000_000
-    /// Source file size limit, bytes; 0 = none. `256 MiB` by default.
+    /// Source file size limit, bytes, for photos (a video's poster reads only its header and a
+    /// few keyframes); 0 = none. `256 MiB` by default.
     public var maxSourceBytes: Int = 256 << 20
     /// Seconds a client waits for a render before it gets 503; 0 = no deadline. `30` by default.
     public var renderDeadlineSeconds: Double = 30

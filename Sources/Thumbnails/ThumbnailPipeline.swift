@@ -327,10 +327,11 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// libvips work for one request, timed and counted. Checks the byte limit first.
+    /// libvips work for one request, timed and counted. Checks the byte limit first (photos
+    /// only: a video's poster reads its header and a few keyframes, whatever its size).
     func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
         let limit = configuration.maxSourceBytes
-        if limit > 0, request.key.source.size > limit {
+        if limit > 0, request.key.source.size > limit, !VideoFormats.isVideo(request.source) {
             // A failed render that never reaches libvips: counted, so each disk miss is still
             // one render (or one refusal) in /stats.
             renderStatistics.recordRender(milliseconds: 0, failed: true, prefetch: prefetch)

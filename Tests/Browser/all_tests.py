@@ -5,7 +5,8 @@ failed" (exit status 1 on a failure). run.sh runs this: all_tests.py PATH-TO-THU
 import gallery_grid_test
 import gallery_placeholder_test
 import gallery_reload_test
+import gallery_video_test
 from harness import main
 
 if __name__ == "__main__":
-    main(gallery_reload_test.TESTS + gallery_grid_test.TESTS + gallery_placeholder_test.TESTS)
+    main(gallery_reload_test.TESTS + gallery_grid_test.TESTS + gallery_placeholder_test.TESTS + gallery_video_test.TESTS)

@@ -135,6 +135,16 @@ int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *t
 int cvips_render_encoded(const void *bytes, size_t length, const cvips_render_options *options,
                          cvips_thumbnail *thumbnail, cvips_failure *failure);
 
+/* Renders a decoded frame: `pixels` packed 8-bit RGB, `width` x `height` px, rows of exactly
+ * width * 3 bytes (no padding), `length` bytes in all; `orientation` (EXIF 1...8) applied as a
+ * photo's is, then the same steps as cvips_render (vips_thumbnail_image, exact size, sRGB,
+ * metadata stripped, encoded). A video's poster frame reaches libvips this way, so output rules
+ * stay one implementation. `pixels` is read, not kept. Returns 0 with `thumbnail` filled, or -1
+ * with `failure` filled. */
+int cvips_render_pixels(const unsigned char *pixels, size_t length, int width, int height, int orientation,
+                        const cvips_render_options *options, cvips_thumbnail *thumbnail,
+                        cvips_failure *failure);
+
 /* Frees the bytes and the placeholder of a thumbnail made by cvips_render (g_free). */
 void cvips_thumbnail_free(cvips_thumbnail *thumbnail);
 

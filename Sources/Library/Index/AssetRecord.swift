@@ -15,6 +15,12 @@ public struct AssetRecord: Sendable, Equatable {
     public var height: Int
     /// EXIF DateTimeOriginal (with OffsetTimeOriginal, else UTC), or the modification time.
     public var taken: CaptureDate
+    /// A video's duration from its container, ms (0 when it does not say); nil for a photo
+    /// (docs/API.md: `type` and `duration_ms`).
+    public var durationMilliseconds: Int? = nil
+
+    /// Whether the asset is a video (`"type": "video"` in the listing).
+    public var isVideo: Bool { durationMilliseconds != nil }
 
     /// The modification time, UTC.
     public var modified: CaptureDate {

@@ -38,7 +38,13 @@ extension LibraryIndex {
     /// The columns of thumbd's `assets` table, as `PRAGMA table_info` gives them (name, type).
     static let columns = [("path", "TEXT"), ("bytes", "INTEGER"), ("mtime_ns", "INTEGER"),
                                   ("is_image", "INTEGER"), ("width", "INTEGER"), ("height", "INTEGER"),
-                                  ("taken_ms", "INTEGER"), ("taken_offset_min", "INTEGER")]
+                                  ("taken_ms", "INTEGER"), ("taken_offset_min", "INTEGER")] + addedColumns
+
+    /// Columns added to the table since its first version, in order, each with the
+    /// `ALTER TABLE` that adds it to a database written before it: a table that ends where one
+    /// of them starts is thumbd's, brought up to date at open. `duration_ms`: a video's
+    /// duration, NULL for a photo (with formats revision 3, which reads videos).
+    static let addedColumns = [("duration_ms", "INTEGER")]
 
     /// Opens the database, checks it holds thumbd's table and nothing else (before anything is
     /// written to it), then sets it up.
@@ -63,8 +69,14 @@ extension LibraryIndex {
             info.bind([])
             var found: [(String, String)] = []
             while try info.step() { found.append((info.text(1) ?? "", info.text(2) ?? "")) }
-            guard found.isEmpty || found.elementsEqual(expected, by: ==) else {
+            // An assets table written before some of `addedColumns` ends where the first missing one starts.
+            let added = table == "assets" ? addedColumns.count : 0
+            let missing = (0...added).first { found.elementsEqual(expected.dropLast($0), by: ==) }
+            guard found.isEmpty || missing != nil else {
                 throw SQLiteDatabase.Failure(description: "\(path) has a table \(table) that is not thumbd's")
+            }
+            if !found.isEmpty, let missing, missing > 0 {
+                for (name, type) in addedColumns.suffix(missing) { try db.execute("ALTER TABLE assets ADD COLUMN \(name) \(type)") }
             }
         }
         try db.execute("""
@@ -72,7 +84,7 @@ extension LibraryIndex {
             PRAGMA synchronous=NORMAL;
             CREATE TABLE IF NOT EXISTS assets (
                 path TEXT PRIMARY KEY, bytes INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, is_image INTEGER NOT NULL,
-                width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER);
+                width INTEGER, height INTEGER, taken_ms INTEGER, taken_offset_min INTEGER, duration_ms INTEGER);
             """ + createThumbhashes)
         let check = try db.prepare("SELECT count(*) FROM assets")
         check.bind([])
@@ -96,7 +108,7 @@ extension LibraryIndex {
 
     static func loadRecords(from db: SQLiteDatabase) throws -> State {
         var loaded = State()
-        let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min FROM assets")
+        let select = try db.prepare("SELECT path, bytes, mtime_ns, is_image, width, height, taken_ms, taken_offset_min, duration_ms FROM assets")
         select.bind([])
         while try select.step() {
             // A UTF-8 path is stored as text, any other as a blob (`persist`).
@@ -109,7 +121,8 @@ extension LibraryIndex {
                 loaded.records[path] = AssetRecord(
                     path: path, bytes: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
                     width: Int(select.integer(4)), height: Int(select.integer(5)),
-                    taken: CaptureDate(epochMilliseconds: select.integer(6), offsetMinutes: Int(select.integer(7))))
+                    taken: CaptureDate(epochMilliseconds: select.integer(6), offsetMinutes: Int(select.integer(7))),
+                    durationMilliseconds: select.isNull(8) ? nil : Int(select.integer(8)))
             }
         }
         return loaded
@@ -121,14 +134,15 @@ extension LibraryIndex {
             do {
                 try db.transaction {
                     if formatsSettled { try Self.setFormatsRevision(of: db) }
-                    let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+                    let upsert = try db.prepare("INSERT OR REPLACE INTO assets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
                     for (path, identity, record) in upserts {
                         try upsert.run([Self.column(path), .integer(Int64(identity.size)), .integer(identity.modifiedNanoseconds),
                                         .integer(record == nil ? 0 : 1),
                                         record.map { .integer(Int64($0.width)) } ?? .null,
                                         record.map { .integer(Int64($0.height)) } ?? .null,
                                         record.map { .integer($0.taken.epochMilliseconds) } ?? .null,
-                                        record.map { .integer(Int64($0.taken.offsetMinutes)) } ?? .null])
+                                        record.map { .integer(Int64($0.taken.offsetMinutes)) } ?? .null,
+                                        record?.durationMilliseconds.map { .integer(Int64($0)) } ?? .null])
                     }
                     let delete = try db.prepare("DELETE FROM assets WHERE path = ?")
                     for path in removed { try delete.run([Self.column(path)]) }

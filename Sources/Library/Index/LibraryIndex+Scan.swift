@@ -55,7 +55,8 @@ extension LibraryIndex {
                 let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
                     ?? CaptureDate(epochMilliseconds: identity.modifiedNanoseconds / 1_000_000)
                 record = AssetRecord(path: path, bytes: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
-                                     width: info.displayWidth, height: info.displayHeight, taken: taken)
+                                     width: info.displayWidth, height: info.displayHeight, taken: taken,
+                                     durationMilliseconds: info.durationMilliseconds)
                 readable.append(path)
             case .failure(let error) where error.kind == .unsupportedSource:
                 record = nil   // read, and not an image: remembered until the file changes

@@ -104,6 +104,9 @@ final class SQLiteDatabase {
 
         func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
+        /// Whether the column's value is NULL.
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
         func text(_ column: Int32) -> String? {
             sqlite3_column_text(statement, column).map { String(cString: $0) }
         }

@@ -1,4 +1,5 @@
 import HTTP
+import Rendering
 import Thumbnails
 
 /// Each subsystem's settings mapped from `Config` in one place: every key that subsystem reads
@@ -21,6 +22,15 @@ extension Config {
         pipeline.grids = grids
         pipeline.deriveGrids = deriveGrids
         return pipeline
+    }
+
+    /// Where videos' poster frames are decoded: `video_decoders` helpers, each decode under
+    /// `render_timeout_seconds` (30 s when that is 0); nil when `video_decoders` is 0.
+    func videoPosters(executable: String = "/proc/self/exe") -> VideoPosters? {
+        guard videoDecoders > 0 else { return nil }
+        let seconds = renderTimeoutSeconds > 0 ? renderTimeoutSeconds : 30
+        return VideoPosters(configuration: .init(executable: executable, decoders: videoDecoders,
+                                                 timeoutMilliseconds: Int(seconds * 1000)))
     }
 
     /// The routes' settings; `descriptors` is reported in `/stats`.

@@ -26,6 +26,10 @@ public struct Config: Sendable, Equatable {
     public var renderQueueLimit = 1024
     /// Seconds a client waits for a render before 503 (`render_timeout_seconds`); 0 = none. `30` by default.
     public var renderTimeoutSeconds = 30.0
+    /// Video helper processes, and so video decodes at once, at most (`video_decoders`; README
+    /// "Videos"); 0 = videos are listed but not decoded (415). A 4K HEVC poster takes about
+    /// 400 MB in its helper. `2` by default.
+    public var videoDecoders = 2
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
@@ -63,7 +67,8 @@ public struct Config: Sendable, Equatable {
     public var deriveGrids = true
     /// Source pixel limit, from the header (`max_source_pixels`). `100000000` by default.
     public var maxSourcePixels = 100_000_000
-    /// Source size limit, bytes; 0 = none (`max_source_bytes`). `268435456` (256 MiB) by default.
+    /// Photo size limit, bytes; 0 = none (`max_source_bytes`); videos are exempt (a poster reads
+    /// the header and a few keyframes). `268435456` (256 MiB) by default.
     public var maxSourceBytes = 256 << 20
     /// `Cache-Control` of thumbnails asked for by their versioned URL, `?v=` the source's
     /// current version (`cache_control`). `public, max-age=31536000, immutable` by default.

@@ -75,6 +75,8 @@ struct ConfigOption: Sendable {
                  "render threads prefetch may use at once while no client waits (0 = all)", range: 0...256),
         .integer("render_queue_limit", \.renderQueueLimit, "misses waiting for a render before 503", range: 1...1_000_000),
         .number("render_timeout_seconds", \.renderTimeoutSeconds, "seconds a client waits for a render (0 = none)", range: 0...3600),
+        .integer("video_decoders", \.videoDecoders, "video helper processes decoding poster frames at once (0 = videos not decoded)",
+                 range: 0...64),
         .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)"),
         .list("signing_keys", \.signingKeys,
               "keys of signed thumbnail URLs, comma-separated ID:HEXSECRET (empty = thumbnails unsigned)"),

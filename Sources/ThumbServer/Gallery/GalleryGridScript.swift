@@ -210,6 +210,13 @@ extension GalleryPage {
       cell.element.dataset.state = state;
     }
 
+    /** A video's duration (ms) as Photos writes it: 0:07, 12:34, 1:02:03 (seconds rounded down). */
+    function duration(ms) {
+      const total = Math.floor((ms || 0) / 1000), h = Math.floor(total / 3600), m = Math.floor(total / 60) % 60;
+      const ss = String(total % 60).padStart(2, '0');
+      return h > 0 ? h + ':' + String(m).padStart(2, '0') + ':' + ss : m + ':' + ss;
+    }
+
     /** Gives a cell its item once the listing page holding it is here, and queues its thumbnail. */
     function fill(cell) {
       if (cell.url !== null) return;
@@ -220,6 +227,12 @@ extension GalleryPage {
       cell.element.title = item.path + '\n' + item.width + ' × ' + item.height + ', ' + item.taken.slice(0, 10);
       cell.element.dataset.url = cell.url;
       paintPlaceholder(cell, item);   // at once, for every cell of the page: the thumbnail fades in over it
+      if (item.type === 'video') {   // a video cell shows its duration, as Photos does
+        const badge = document.createElement('span');
+        badge.className = 'duration';
+        badge.textContent = duration(item.duration_ms);
+        cell.element.append(badge);
+      }
       setState(cell, 'waiting');
       waiting.add(cell);
     }

@@ -26,6 +26,7 @@ extension GalleryPage {
     .one .cell canvas{object-fit:contain}
     .one .cell img{object-fit:contain}
     .cell[data-state=loaded] img{opacity:1}
+    .cell .duration{position:absolute;right:4px;bottom:3px;color:#fff;font:600 12px/1 system-ui,sans-serif;text-shadow:0 0 3px #000}
     .cell[data-state=failed]::after{content:"!";position:absolute;inset:0;display:grid;place-items:center;color:#c55;font-size:20px}
     #panel{grid-area:panel;overflow-y:auto;padding:6px 14px 14px;background:#161616;border-left:1px solid #2a2a2a;
       font-variant-numeric:tabular-nums}
