@@ -33,8 +33,8 @@ import Glibc
     @Test func theOwnerIsTheServerNginxSendsTheRequestTo() throws {
         let nginx = try #require(Self.nginx, "nginx is not installed (.ci/run installs nginx-light)")
         let dir = TemporaryDirectory("thumbd-nginx")
-        let base = UInt16(20_000 + Int(getpid()) % 20_000)
-        let front = base, nodes = [base + 1, base + 2, base + 3]
+        let ports = try #require(Self.freePorts(4), "no free loopback ports")
+        let front = ports[0], nodes = Array(ports[1...])
         let peers = [PeerRing.Peer(server: "127.0.0.1:\(nodes[0])"), PeerRing.Peer(server: "127.0.0.1:\(nodes[1])"),
                      PeerRing.Peer(server: "127.0.0.1:\(nodes[2])", weight: 2)]
         let conf = """
@@ -57,7 +57,7 @@ import Glibc
             }
             """
         dir.write("nginx.conf", Array(conf.utf8))
-        let pid = try #require(Self.spawn([nginx, "-p", dir.path, "-c", dir.path + "/nginx.conf",
+        let pid = try #require(Self.spawn([nginx, "-p", dir.path, "-c", dir.path + "/nginx.conf", "-e", dir.path + "/error.log",
                                            "-g", "daemon off; master_process off;"]), "nginx did not start")
         defer {
             kill(pid, SIGTERM)
@@ -66,6 +66,8 @@ import Glibc
         }
         let deadline = Date().addingTimeInterval(10)
         while (try? TestClient.get(port: front, "/thumbnails/3/x"))?.status != 200 && Date() < deadline { usleep(20_000) }
+        let log = (try? String(contentsOfFile: dir.path + "/error.log", encoding: .utf8)) ?? ""
+        try #require((try? TestClient.get(port: front, "/thumbnails/3/x"))?.status == 200, "nginx does not answer: \(log)")
 
         let ring = PeerRing(peers: peers)
         var answered = [0, 0, 0], mismatches: [String] = []
@@ -102,6 +104,31 @@ import Glibc
         #expect(PeerRing.hostAndPort("host:8a") == (Array("host:8a".utf8), []))
         // zlib's CRC32 is the one nginx uses: the check value of "123456789" (IEEE 802.3).
         #expect(PeerRing.crc32(Array("123456789".utf8), continuing: 0) == 0xCBF4_3926)
+    }
+
+    /// `count` loopback ports the kernel has just given out as free (bound to port 0, then
+    /// closed): not in use now, unlike a fixed range, which may meet the ephemeral ports of
+    /// other tests' connections.
+    static func freePorts(_ count: Int) -> [UInt16]? {
+        var sockets: [Int32] = [], ports: [UInt16] = []
+        defer { sockets.forEach { close($0) } }
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return nil }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
+                }
+            }
+            guard bound else { return nil }
+            ports.append(UInt16(bigEndian: address.sin_port))
+        }
+        return ports
     }
 
     /// Starts `arguments` (posix_spawn; Foundation's Process cannot wait on two children at
