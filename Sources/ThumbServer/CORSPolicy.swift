@@ -30,8 +30,10 @@ struct CORSPolicy: Sendable, Equatable {
     /// The methods a preflight allows: the public routes' (`Access-Control-Allow-Methods`).
     static let allowedMethods = "GET, HEAD"
     /// Request headers a preflight allows beyond the safelisted ones: `If-None-Match` for
-    /// revalidation; `Accept`, whose safelisted values are limited (`Access-Control-Allow-Headers`).
-    static let allowedHeaders = "Accept, If-None-Match"
+    /// revalidation; `Accept`, whose safelisted values are limited; `Authorization`, for a
+    /// client key on `/assets` (`client_keys`: a web app on another origin sends its bearer key;
+    /// no cookies, so no credentials mode) (`Access-Control-Allow-Headers`).
+    static let allowedHeaders = "Accept, If-None-Match, Authorization"
     /// Response headers a script may read beyond the safelisted ones (`Cache-Control`,
     /// `Content-Length`, `Content-Type`, …): `Access-Control-Expose-Headers`.
     static let exposedHeaders = "ETag, X-Cache, Server-Timing, Retry-After"

@@ -95,7 +95,7 @@ import Testing
         #expect(preflight.status == 204)
         #expect(preflight.headers["Allow"] == "GET, HEAD, OPTIONS")
         #expect(cors(preflight) == ["Allow-Origin": "*", "Allow-Methods": "GET, HEAD",
-                                    "Allow-Headers": "Accept, If-None-Match", "Max-Age": "7200"])
+                                    "Allow-Headers": "Accept, If-None-Match, Authorization", "Max-Age": "7200"])
         #expect(preflight.body.isEmpty)
     }
 
@@ -119,7 +119,7 @@ import Testing
         let preflight = service.respond("OPTIONS", "/assets", Self.preflight)
         #expect(preflight.status == 204)
         #expect(cors(preflight) == ["Allow-Origin": Self.app, "Allow-Methods": "GET, HEAD",
-                                    "Allow-Headers": "Accept, If-None-Match", "Max-Age": "7200"])
+                                    "Allow-Headers": "Accept, If-None-Match, Authorization", "Max-Age": "7200"])
         #expect(preflight.headers.values("Vary") == ["Origin"])
         let refused = service.respond("OPTIONS", "/assets", [("Origin", "https://evil.example"),
                                                              ("Access-Control-Request-Method", "GET")])
@@ -189,7 +189,7 @@ import Testing
         let preflight = try client.request(Self.thumbnail, method: "OPTIONS", headers: Dictionary(uniqueKeysWithValues: Self.preflight))
         #expect(preflight.status == 204)
         #expect(preflight.header("Access-Control-Allow-Origin") == Self.app)
-        #expect(preflight.header("Access-Control-Allow-Headers") == "Accept, If-None-Match")
+        #expect(preflight.header("Access-Control-Allow-Headers") == "Accept, If-None-Match, Authorization")
         let get = try client.request(Self.thumbnail, headers: ["Origin": Self.app])
         #expect(get.status == 200 && get.header("Access-Control-Allow-Origin") == Self.app)
         #expect(get.image == ImageHeader(format: "jpeg", width: 393, height: 393))

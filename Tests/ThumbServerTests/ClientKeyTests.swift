@@ -38,6 +38,23 @@ import TestSupport
         ((listing.json["items"] as? [[String: Any]]) ?? []).compactMap { $0["path"] as? String }.sorted()
     }
 
+    /// A web app on another origin (`cors_origins`) lists its folder with its key: the preflight,
+    /// which carries no credentials, is answered and allows `Authorization`; the GET is read.
+    @Test func aWebAppOnAnotherOriginSendsItsKey() throws {
+        let library = try Self.library()
+        let app = "https://photos.example.com"
+        let server = try Self.server(library) { $0.corsOrigins = [app] }
+        let preflight = try server.get("/assets", headers: ["Origin": app, "Access-Control-Request-Method": "GET",
+                                                            "Access-Control-Request-Headers": "authorization"], method: "OPTIONS")
+        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Origin") == app)
+        #expect(preflight.header("Access-Control-Allow-Headers")?.contains("Authorization") == true)
+        var headers = Self.bearer("alice-phone-key")
+        headers["Origin"] = app
+        let listing = try server.get("/assets", headers: headers)
+        #expect(listing.status == 200 && listing.header("Access-Control-Allow-Origin") == app)
+        #expect(Self.paths(listing) == ["alice/2024/a2.jpg", "alice/a1.jpg"])
+    }
+
     @Test func aKeyListsOnlyItsFolder() throws {
         let library = try Self.library()
         let server = try Self.server(library)
