@@ -24,7 +24,8 @@ start_server() {
   (cd "$WORK" && exec "$THUMBD" --library "$library" --port "$port" --cache-dir "$WORK/cache-$port" "$@") \
     >"$WORK/server-$port.log" 2>&1 &   # from $WORK: config/thumbd.json is not read
   SERVER_PID=$!
-  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  # Up to 30 s: a loaded machine with a large library was seen to take more than 10.
+  for _ in $(seq 300); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
   echo "thumbd did not start:" >&2; cat "$WORK/server-$port.log" >&2; exit 2
 }
 
