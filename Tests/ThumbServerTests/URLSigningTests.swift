@@ -89,6 +89,39 @@ import Testing
         }
     }
 
+    /// A name that is not UTF-8 cannot reach `thumbd sign` through `--path` (the command line is
+    /// read as text, and its invalid byte becomes U+FFFD, a URL of another name): `--url` takes
+    /// the listing's `url` instead, and the URL it signs is the one the server accepts.
+    @Test func signCommandSignsAListingURLOfANameThatIsNotUTF8() throws {
+        let keys = "\(Self.key.id):\(Self.secretHex)"
+        let now = 1_796_198_400 - 40 * 60 - 3600
+        let url = try SignCommand.url(arguments: ["--grid", "3", "--url", "old/latin1-caf%E9.jpg", "--signing-keys", keys,
+                                                  "--port", "9000"], environment: [:], now: now)
+        let prefix = "http://127.0.0.1:9000/thumbnails/3/old/latin1-caf%E9.jpg?exp=1796198400&kid=2026-12&sig="
+        #expect(url.hasPrefix(prefix))
+        // The signature is over the name's own bytes (0xE9, not U+FFFD), as the server checks it.
+        let sig = String(url.dropFirst(prefix.count))
+        let bytes = Array("old/latin1-caf".utf8) + [0xE9] + Array(".jpg".utf8)
+        #expect(sig == URLSigning.signature(key: Self.key, grid: Array("3".utf8), path: bytes, expires: 1_796_198_400))
+        var signing = URLSigning()
+        signing.keys = [Self.key]
+        #expect(signing.refusal(path: "/thumbnails/3/old/latin1-caf%E9.jpg",
+                                query: Substring("exp=1796198400&kid=2026-12&sig=\(sig)"), now: now) == nil)
+        // --url and --path name the same path the same way; both at once, or an invalid escape, are refused.
+        let viaPath = try SignCommand.url(arguments: ["--grid", "3", "--path", "a b.jpg", "--signing-keys", keys], environment: [:], now: now)
+        let viaURL = try SignCommand.url(arguments: ["--grid", "3", "--url", "a%20b.jpg", "--signing-keys", keys], environment: [:], now: now)
+        #expect(viaPath == viaURL)
+        #expect(throws: ConfigError.self) {
+            try SignCommand.url(arguments: ["--grid", "3", "--url", "a.jpg", "--path", "a.jpg", "--signing-keys", keys], environment: [:], now: now)
+        }
+        #expect(throws: ConfigError.self) {
+            try SignCommand.url(arguments: ["--grid", "3", "--url", "a%zz.jpg", "--signing-keys", keys], environment: [:], now: now)
+        }
+        #expect(throws: ConfigError.self) {
+            try SignCommand.url(arguments: ["--grid", "3", "--url", "a/%2e%2e/b.jpg", "--signing-keys", keys], environment: [:], now: now)
+        }
+    }
+
     @Test func configRefusesWeakOrRepeatedKeys() {
         func refusal(_ keys: [String]) -> String? {
             var config = Config()

@@ -61,7 +61,7 @@ public enum ConfigLoader {
     public static func helpText() -> String {
         let defaults = Config()
         var lines = ["usage: thumbd --library DIR [--port 8080] [--host 127.0.0.1] [--cache-dir DIR] [--config FILE] [options]",
-                     "       thumbd sign --grid GRID --path ASSET_PATH [--key-id ID] [--expires-in 1h] (prints a signed thumbnail URL)",
+                     "       thumbd sign --grid GRID --path ASSET_PATH|--url LISTING_URL [--key-id ID] [--expires-in 1h] (prints a signed thumbnail URL)",
                      "",
                      "Serves grid thumbnails of the photos under --library (see README.md).",
                      "Precedence: defaults < config file (--config FILE, else \(defaultPath) if present) < THUMBD_* environment < flags.",
