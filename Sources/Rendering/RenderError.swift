@@ -63,7 +63,8 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
 extension RenderError {
     /// A failure reported by the video shim. A helper that died during the decode is the
     /// file's doing as far as thumbd can tell (a decoder crash comes back on every try), so it
-    /// is `.unsupportedSource` (remembered until the file changes); one that hung is
+    /// is `.unsupportedSource` (remembered until the file changes), unless it was killed with
+    /// SIGKILL from outside (`VideoPosters.poster` tells that apart); one that hung is
     /// `.decodeTimeout`.
     init(_ failure: cvideo_failure) {
         var failure = failure

@@ -125,7 +125,7 @@ extension ThumbService {
         "max_open_disk_entries":\(budget(\.openDiskEntries)),"max_memory_files":\(budget(\.memoryFiles)),\
         "shortages":\(s.descriptorShortages)},\
         "video":{"decoders":\(s.video?.decoders ?? 0),"decoded":\(s.video?.statistics.decoded ?? 0),"failed":\(s.video?.statistics.failed ?? 0),\
-        "crashes":\(s.video?.statistics.crashes ?? 0),"hangs":\(s.video?.statistics.hangs ?? 0),\
+        "crashes":\(s.video?.statistics.crashes ?? 0),"hangs":\(s.video?.statistics.hangs ?? 0),"killed":\(s.video?.statistics.killed ?? 0),\
         "helpers_started":\(s.video?.statistics.helpersStarted ?? 0),"in_flight":\(s.video?.statistics.inFlight ?? 0)}}
 
         """
@@ -263,8 +263,8 @@ extension ThumbService {
         metric("thumbd_video_decodes_total", "counter", "Video poster decodes in the helper processes, by outcome.",
                [("{outcome=\"decoded\"}", "\(video.decoded)"), ("{outcome=\"failed\"}", "\(video.failed)")])
         metric("thumbd_video_helper_faults_total", "counter",
-               "Video helpers that died during a decode (crash) or were killed for giving no answer in time (hang).",
-               [("{kind=\"crash\"}", "\(video.crashes)"), ("{kind=\"hang\"}", "\(video.hangs)")])
+               "Video helpers that died during a decode (crash), were killed for giving no answer in time (hang), or were killed from outside (killed: SIGKILL, e.g. out of memory).",
+               [("{kind=\"crash\"}", "\(video.crashes)"), ("{kind=\"hang\"}", "\(video.hangs)"), ("{kind=\"killed\"}", "\(video.killed)")])
         metric("thumbd_video_helpers_started_total", "counter", "Video helper processes started.", [("", "\(video.helpersStarted)")])
         return out
     }

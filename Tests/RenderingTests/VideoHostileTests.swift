@@ -58,7 +58,10 @@ import TestSupport
         return (posters, renderer, try #require(posters.idleHelpers.first))
     }
 
-    @Test func helperKilledMidDecodeCostsOneRender() throws {
+    /// A helper that ends mid-decode by `signal` (sent while it is stopped with the request in
+    /// its socket, then let go) costs that one render, which fails as `expected`; the next video
+    /// is served by a fresh helper.
+    func helperEndedMidDecode(by signal: Int32, expected: RenderError.Kind) throws -> VideoPosters.Statistics {
         let (posters, renderer, helper) = try oneWarmHelper()
         // Stopped, the helper takes the next request into its socket and never answers it.
         #expect(kill(helper, SIGSTOP) == 0)
@@ -70,16 +73,33 @@ import TestSupport
             done.signal()
         }
         #expect(eventually { posters.busyHelpers == [helper] })
-        #expect(kill(helper, SIGKILL) == 0)
+        #expect(kill(helper, signal) == 0 && kill(helper, SIGCONT) == 0)   // a pending signal acts once it runs
         done.wait()
-        #expect(outcome.withLock { $0 } == .unsupportedSource)
-        // The next video is served by a fresh helper.
+        #expect(outcome.withLock { $0 } == expected)
         let next = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("vp9.webm"), spec: .grid("5")))
         #expect(next.width == 236 && next.height == 236)
         let statistics = posters.statistics
-        #expect(statistics.crashes == 1 && statistics.hangs == 0)
-        #expect(statistics.decoded == 2 && statistics.failed == 1 && statistics.helpersStarted == 2)
+        #expect(statistics.decoded == 2 && statistics.failed == 1 && statistics.helpersStarted == 2 && statistics.hangs == 0)
         #expect(posters.idleHelpers.count == 1 && !posters.idleHelpers.contains(helper))
+        return statistics
+    }
+
+    /// A crash stand-in: a decoder's fault ends the helper by SIGSEGV once the Swift runtime's
+    /// backtracer has printed it, but a SIGSEGV sent with kill(2) is caught by that backtracer
+    /// and the process lives on; SIGUSR1 ends it by a signal that is neither SIGKILL nor SIGTERM.
+    static let crash = SIGUSR1
+
+    @Test func helperCrashedMidDecodeCostsOneRenderHeldAgainstTheFile() throws {
+        // A decoder's crash ends the helper by the signal it raised: 415, remembered.
+        let statistics = try helperEndedMidDecode(by: Self.crash, expected: .unsupportedSource)
+        #expect(statistics.crashes == 1 && statistics.killed == 0)
+    }
+
+    @Test(arguments: [SIGKILL, SIGTERM])
+    func helperKilledFromOutsideMidDecodeIsNotHeldAgainstTheFile(signal: Int32) throws {
+        // From outside (the out-of-memory killer, a cgroup's MemoryMax, an operator): 503.
+        let statistics = try helperEndedMidDecode(by: signal, expected: .decodeTimeout)
+        #expect(statistics.crashes == 0 && statistics.killed == 1)
     }
 
     @Test func helperKilledWhileItDecodesCostsOneRender() throws {
@@ -100,7 +120,7 @@ import TestSupport
                 done.signal()
             }
             while result.withLock({ $0 == nil }) {
-                if holds(pid, path) { killed = kill(pid, SIGKILL) == 0; break }
+                if holds(pid, path) { killed = kill(pid, Self.crash) == 0; break }   // as a decoder's crash ends it
             }
             done.wait()
             outcome = result.withLock { $0 } ?? nil

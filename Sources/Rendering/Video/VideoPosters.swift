@@ -42,6 +42,9 @@ public final class VideoPosters: Sendable {
         public var decoded = 0, failed = 0
         /// Helpers that died during a decode; helpers killed for giving no answer in time.
         public var crashes = 0, hangs = 0
+        /// Helpers killed with SIGKILL or SIGTERM from outside during a decode (the out-of-memory
+        /// killer, a memory limit, an operator): 503, not held against the file.
+        public var killed = 0
         /// Helper processes started (the first ones included).
         public var helpersStarted = 0
         /// Decodes under way now.
@@ -101,14 +104,23 @@ public final class VideoPosters: Sendable {
         let result = cvideo_helper_request(helper.socket, descriptor, &limits,
                                            Int32(clamping: configuration.timeoutMilliseconds + 2000), &frame, &failure)
         let lost = result == -2
-        if lost { Self.stop(helper) }
+        // A helper that went away during the decode: how it ended tells a crash (a signal the
+        // decoder raised, SIGSEGV, SIGABRT...: the file's doing) from SIGKILL or SIGTERM from
+        // outside (the out-of-memory killer, a cgroup's MemoryMax, an operator), which is not
+        // held against the file.
+        let ending = lost ? Self.stop(helper, reapingFirst: failure.status == CVIDEO_HELPER_LOST) : nil
+        let killedFromOutside = ending == SIGKILL || ending == SIGTERM
         state.withLock { s in
             s.busy.removeAll { $0 == helper.pid }
             s.statistics.inFlight -= 1
             if !lost { s.idle.append(helper) }
             if result == 0 { s.statistics.decoded += 1 } else { s.statistics.failed += 1 }
-            if failure.status == CVIDEO_HELPER_LOST { s.statistics.crashes += 1 }
+            if failure.status == CVIDEO_HELPER_LOST { if killedFromOutside { s.statistics.killed += 1 } else { s.statistics.crashes += 1 } }
             if failure.status == CVIDEO_HELPER_HUNG { s.statistics.hangs += 1 }
+        }
+        if killedFromOutside {
+            throw RenderError(kind: .decodeTimeout, message: "the video helper was killed (SIGKILL or SIGTERM: the out-of-memory "
+                + "killer, a memory limit or an operator) during the decode; not held against the file, try again")
         }
         guard result == 0 else { throw RenderError(failure) }
         return PosterFrame(frame: frame)
@@ -145,11 +157,26 @@ public final class VideoPosters: Sendable {
         return helper
     }
 
-    /// Kills `helper` (whatever state it is in), reaps it and closes its socket.
-    private static func stop(_ helper: Helper) {
-        kill(helper.pid, SIGKILL)
+    /// Kills `helper` (whatever state it is in), reaps it and closes its socket. `reapingFirst`
+    /// (its socket closed during a decode): first waits up to 1 s for it to end by itself, and
+    /// then returns the signal that ended it (nil when it exited, or was killed here).
+    @discardableResult
+    private static func stop(_ helper: Helper, reapingFirst: Bool = false) -> Int32? {
+        defer { close(helper.socket) }
         var status: Int32 = 0
+        if reapingFirst {
+            for _ in 0..<200 {
+                let reaped = waitpid(helper.pid, &status, WNOHANG)
+                if reaped == helper.pid {
+                    let signal = status & 0x7f   // WTERMSIG, when WIFSIGNALED (not exited, not stopped)
+                    return signal != 0 && signal != 0x7f ? signal : nil
+                }
+                if reaped < 0 && errno != EINTR { return nil }
+                usleep(5_000)
+            }
+        }
+        kill(helper.pid, SIGKILL)
         while waitpid(helper.pid, &status, 0) < 0 && errno == EINTR {}
-        close(helper.socket)
+        return nil
     }
 }
