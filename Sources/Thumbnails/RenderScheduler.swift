@@ -30,8 +30,9 @@ public final class RenderScheduler: @unchecked Sendable {
         /// Prefetch work of one job; higher `group` numbers are newer and run first.
         case background(group: Int)
         /// Work for no one waiting (the placeholder backfill): starts only while no client miss
-        /// and no prefetch item waits, one at a time, so a miss that comes meanwhile finds the
-        /// other workers free and waits at most for it on a one-worker pool.
+        /// and no prefetch item waits or runs, and none has for `idleQuietNanoseconds`, one at a
+        /// time, so a miss that comes meanwhile finds the other workers free and waits at most
+        /// for it on a one-worker pool, and a client scrolling through misses meets none.
         case idle
     }
 
@@ -57,6 +58,13 @@ public final class RenderScheduler: @unchecked Sendable {
     private var runningBackground = 0
     private var runningIdle = 0
     private var stopping = false
+    /// When a client miss or prefetch item was last queued or ended (uptime ns).
+    private var lastBusy: UInt64 = 0
+    /// How long the pool must have had no client miss nor prefetch item before an idle item
+    /// starts, ns: 1 s. A scroll asks for misses or prefetches every fraction of a second; a
+    /// backfill render taken in a gap between them held a worker the next miss then waited
+    /// for (the scroll benchmark's first screens took 100-180 ms longer with the backfill on).
+    static let idleQuietNanoseconds: UInt64 = 1_000_000_000
 
     /// Starts `workers` threads (0 = one per core).
     /// - Parameters:
@@ -109,6 +117,7 @@ public final class RenderScheduler: @unchecked Sendable {
         case .idle:
             idle.push(work)
         }
+        if priority != .idle { lastBusy = DispatchTime.now().uptimeNanoseconds }
         condition.signal()
         return true
     }
@@ -187,10 +196,17 @@ public final class RenderScheduler: @unchecked Sendable {
                     if let key = item.key { pace.left(key) }
                     next = (item.work, .background(group: 0))
                     runningBackground += 1
-                } else if !stopping, background.isEmpty, runningIdle == 0, let work = idle.pop() {
-                    // No client miss waits (else the first branch), nor any prefetch item.
-                    next = (work, .idle)
-                    runningIdle += 1
+                } else if !stopping, background.isEmpty, runningIdle == 0, !idle.isEmpty,
+                          runningForeground == 0, runningBackground == 0 {
+                    // No client miss waits (else the first branch), nor any prefetch item, and
+                    // none runs; the last one ended a quiet period ago, or it is waited for.
+                    let quietSince = lastBusy &+ Self.idleQuietNanoseconds
+                    if lastBusy == 0 || now >= quietSince {
+                        next = (idle.pop()!, .idle)
+                        runningIdle += 1
+                    } else {
+                        _ = condition.wait(until: Date(timeIntervalSinceNow: Double(quietSince - now) / 1e9))
+                    }
                 } else if stopping {
                     condition.unlock()
                     return
@@ -208,6 +224,7 @@ public final class RenderScheduler: @unchecked Sendable {
             case .background: runningBackground -= 1
             case .idle: runningIdle -= 1
             }
+            if next!.priority != .idle { lastBusy = DispatchTime.now().uptimeNanoseconds }
             // Idle items (100 px backfill renders) say nothing of how long a thumbnail takes.
             if next!.priority != .idle { pace.ran(for: took) }
             condition.signal()  // a background or idle item may have been waiting for a slot

@@ -4,7 +4,8 @@ import Testing
 @testable import Thumbnails
 
 /// The idle queue (`RenderScheduler.Priority.idle`, the placeholder backfill): it starts an item
-/// only while no client miss and no prefetch item waits, and one at a time.
+/// only while no client miss and no prefetch item waits or runs, a quiet second after the last
+/// one, and one at a time.
 @Suite struct IdleSchedulingTests {
     @Test func idleRunsAfterEveryClientMissAndPrefetchItem() {
         let scheduler = RenderScheduler(workers: 1)
@@ -48,5 +49,28 @@ import Testing
         for _ in 0..<3 { release.signal() }
         done.wait()
         #expect(peak.withLock { $0.most } == 1)
+    }
+
+    /// A scroll's misses come a fraction of a second apart: an idle item starts only once the
+    /// pool has had none for `idleQuietNanoseconds`, so it never takes a worker in a gap. (A
+    /// lower bound on time: a loaded machine can only make it later.)
+    @Test func anIdleItemWaitsForAQuietSecondAfterTheLastMiss() {
+        let scheduler = RenderScheduler(workers: 2)
+        defer { scheduler.stop() }
+        let missEnded = Mutex<UInt64>(0), idleStarted = DispatchSemaphore(value: 0)
+        let missDone = DispatchSemaphore(value: 0)
+        scheduler.enqueue(.foreground) {
+            missEnded.withLock { $0 = DispatchTime.now().uptimeNanoseconds }
+            missDone.signal()
+        }
+        missDone.wait()
+        let startedAt = Mutex<UInt64>(0)
+        scheduler.enqueue(.idle) {
+            startedAt.withLock { $0 = DispatchTime.now().uptimeNanoseconds }
+            idleStarted.signal()
+        }
+        #expect(idleStarted.wait(timeout: .now() + 10) == .success)
+        let quiet = startedAt.withLock { $0 } &- missEnded.withLock { $0 }
+        #expect(quiet >= RenderScheduler.idleQuietNanoseconds - 50_000_000, "started \(Double(quiet) / 1e6) ms after the miss")
     }
 }

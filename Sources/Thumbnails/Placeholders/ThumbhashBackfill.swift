@@ -5,7 +5,7 @@ import Synchronization
 
 /// Makes the placeholders of listed images no render has made one for (docs/API.md, "Listing":
 /// `thumbhash`), at the lowest priority: one render at a time on the scheduler's idle queue,
-/// which starts one only while no client miss and no prefetch item waits
+/// which starts one only once no client miss and no prefetch item has waited or run for a second
 /// (`RenderScheduler.Priority.idle`). A pass walks the listing newest first (what a grid shows
 /// first) from a cursor; when it reaches the end the backfill rests until the listing's
 /// generation changes, so an unchanged library is backfilled once, and since made placeholders
