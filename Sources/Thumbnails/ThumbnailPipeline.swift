@@ -327,44 +327,6 @@ public final class ThumbnailPipeline: Sendable {
         }
     }
 
-    /// libvips work for one request, timed and counted. Checks the byte limit first (photos
-    /// only: a video's poster reads its header and a few keyframes, whatever its size).
-    func renderNow(_ request: ThumbnailRequest, prefetch: Bool) -> Result<ThumbnailResult, ThumbnailError> {
-        let limit = configuration.maxSourceBytes
-        if limit > 0, request.key.source.size > limit, !VideoFormats.isVideo(request.source) {
-            // A failed render that never reaches libvips: counted, so each disk miss is still
-            // one render (or one refusal) in /stats.
-            renderStatistics.recordRender(milliseconds: 0, failed: true, prefetch: prefetch)
-            return .failure(.render(RenderError(kind: .sourceTooLarge,
-                message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
-        }
-        let started = DispatchTime.now().uptimeNanoseconds
-        var renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
-                                          format: request.key.format.format, quality: request.key.quality,
-                                          maxPixels: configuration.maxSourcePixels,
-                                          expectedSource: request.key.source)
-        renderRequest.placeholderSide = placeholders.side(for: request.key)
-        // From a cached larger grid when one gives the same picture (a placeholder still wanted
-        // is then made from the donor's pixels); from the source otherwise (also when that
-        // fails: the donor is only ever a shortcut).
-        let derived = derivationDonor(for: request.key).flatMap { donor in try? renderer.render(from: donor, renderRequest) }
-        let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
-        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
-        switch result {
-        case .success(let thumbnail):
-            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil)
-            // Hashed here, on the render worker (about 1 ms in a release build), before the
-            // waiters are answered: the listing they fetch next then has it.
-            placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, backfill: false)
-            // Without its placeholder's pixels, which no cache is to hold.
-            let thumbnail = Thumbnail(bytes: thumbnail.bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
-            return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))
-        case .failure(let error):
-            renderStatistics.recordRender(milliseconds: milliseconds, failed: true, prefetch: prefetch)
-            return .failure(.render(error))
-        }
-    }
-
     /// Records the outcome and completes every waiter (outside the lock). A failure ends the
     /// flight, and the prefetch items that joined it are told (`warmOutcome(of:)`); after a
     /// success they are told by `removeFlight`, once the thumbnail is stored or not.

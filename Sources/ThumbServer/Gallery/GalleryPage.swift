@@ -4,8 +4,9 @@
 /// thumbnail URLs the listing gives; the preheat pattern of Apple's `PHCachingImageManager`
 /// sample through range `POST /prefetch`; thumbnails that scroll away before loading cancelled;
 /// and a live panel of `/stats`. The parts: `GalleryStyle`, `GalleryPlaceholderScript` (each
-/// item's thumbhash painted under its thumbnail), `GalleryGridScript` (grid, loading, preheat),
-/// `GalleryStatsScript` (the panel and its chart).
+/// item's thumbhash painted under its thumbnail), `GalleryGridScript` (grid, loading),
+/// `GalleryPreheatScript` (range prefetch ahead of the view), `GalleryStatsScript` (the panel
+/// and its chart).
 enum GalleryPage {
     /// The whole page, UTF-8, assembled once.
     static let html: [UInt8] = Array(("""
@@ -91,7 +92,7 @@ enum GalleryPage {
     </aside>
     <script>
     'use strict';
-    """ + placeholderScript + gridScript + statsScript + """
+    """ + placeholderScript + gridScript + preheatScript + statsScript + """
     </script></body></html>
 
     """).utf8)
