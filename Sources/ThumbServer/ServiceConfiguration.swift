@@ -35,6 +35,10 @@ public struct ServiceConfiguration: Sendable {
     /// `null`) when the service runs without a `Thumbd` that decided one. `nil` by default.
     public var descriptors: DescriptorBudget?
 
+    /// This node's place in the cluster (`peers`, `node`): the upstream's servers and this
+    /// node's index among them, named in `/stats` and `/metrics`; nil (a single node) by default.
+    public var cluster: (peers: [ClusterPeer], node: Int)?
+
     public init() {}
 
     /// SHA-256 of `adminToken`, what a presented token's digest is compared with.

@@ -126,9 +126,22 @@ extension ThumbService {
         "shortages":\(s.descriptorShortages)},\
         "video":{"decoders":\(s.video?.decoders ?? 0),"decoded":\(s.video?.statistics.decoded ?? 0),"failed":\(s.video?.statistics.failed ?? 0),\
         "crashes":\(s.video?.statistics.crashes ?? 0),"hangs":\(s.video?.statistics.hangs ?? 0),"killed":\(s.video?.statistics.killed ?? 0),\
-        "helpers_started":\(s.video?.statistics.helpersStarted ?? 0),"in_flight":\(s.video?.statistics.inFlight ?? 0)}}
+        "helpers_started":\(s.video?.statistics.helpersStarted ?? 0),"in_flight":\(s.video?.statistics.inFlight ?? 0)},\
+        "node":\(nodeJSON())}
 
         """
+    }
+
+    /// `/stats`' `"node"`: this node's address and the upstream's servers with their weights, or
+    /// `null` for a single node.
+    func nodeJSON() -> String {
+        guard let cluster = configuration.cluster else { return "null" }
+        func quoted(_ text: String) -> String {
+            (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))
+                .map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        }
+        let peers = cluster.peers.map { "{\"server\":\(quoted($0.server)),\"weight\":\($0.weight)}" }
+        return "{\"name\":\(quoted(cluster.peers[cluster.node].server)),\"peers\":[\(peers.joined(separator: ","))]}"
     }
 
     func metricsText() -> String {
@@ -152,6 +165,12 @@ extension ThumbService {
         histogram("thumbd_http_request_duration_seconds", "Time from request to response written.",
                   bounds: RequestStatistics.bucketBounds, buckets: s.requests.durationBuckets,
                   sum: s.requests.durationSumSeconds, count: s.requests.total)
+        if let cluster = configuration.cluster {
+            let name = cluster.peers[cluster.node].server.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "\"", with: "\\\"")
+            metric("thumbd_node_info", "gauge", "This node's address in the cluster's upstream (peers), for summing the cluster.",
+                   [("{node=\"\(name)\"}", "1")])
+        }
         let m = s.memory, d = s.disk
         func tiers(_ memory: Int, _ disk: Int) -> [(labels: String, value: String)] {
             [("{tier=\"memory\"}", "\(memory)"), ("{tier=\"disk\"}", "\(disk)")]

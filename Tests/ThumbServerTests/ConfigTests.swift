@@ -200,7 +200,7 @@ import Thumbnails
         #expect(refusal(["--config", file.path, "--library", "/p"])
                 == "unknown key 'qualty' in the config file \(file.path) (did you mean 'quality'?)")
         #expect(refusal(["--library", "/p", "--cache-dri", "/c"]) == "unknown option --cache-dri (did you mean --cache-dir?); see --help")
-        #expect(refusal(["--library", "/p", "--nope", "1"]) == "unknown option --nope; see --help")
+        #expect(refusal(["--library", "/p", "--zzzzz", "1"]) == "unknown option --zzzzz; see --help")
         #expect(ConfigLoader.editDistance(Array("widht"), Array("width")) == 1)   // a swap is one edit
         #expect(ConfigLoader.editDistance(Array("quality"), Array("qualty")) == 1)
         #expect(ConfigLoader.editDistance(Array("port"), Array("host")) == 2)

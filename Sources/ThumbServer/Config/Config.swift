@@ -119,6 +119,20 @@ public struct Config: Sendable, Equatable {
     /// (`thumbhash_backfill`; `ThumbhashBackfill`). Off, only renders for clients and prefetch
     /// make them. `true` by default.
     public var thumbhashBackfill = true
+    /// The cluster's upstream (`peers`): every `server` line of the nginx upstream that hashes
+    /// thumbnails to the nodes, each `ADDRESS` or `ADDRESS weight=N` exactly as nginx has it
+    /// (nginx hashes the address text; see `ClusterPeer`). A list in the config file;
+    /// comma-separated in `THUMBD_PEERS`. Empty (a single node) by default.
+    public var peers: [String] = []
+    /// Which of `peers` this node is (`node`): its address as written there. Required with
+    /// `peers`; named in `/stats` and `/metrics`. Empty by default.
+    public var node = ""
+    /// Seconds a node-to-node call may take before the peer counts as failed
+    /// (`peer_timeout_seconds`). `2` by default.
+    public var peerTimeoutSeconds = 2.0
+    /// Seconds a failed peer is passed over (`peer_down_seconds`), as nginx's `fail_timeout`
+    /// (whose default is also 10 s). `10` by default.
+    public var peerDownSeconds = 10.0
     /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). docs/API.md's three by default.
     public var grids: [GridSpec] = GridSpec.defaults
 

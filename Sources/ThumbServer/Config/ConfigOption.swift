@@ -116,6 +116,12 @@ struct ConfigOption: Sendable {
         .number("index_sweep_seconds", \.indexSweepSeconds,
                 "seconds between safety sweeps of the whole library while the watch sees every change (0: none)", range: 0...604800),
         .boolean("access_log", \.accessLog, "one line per request on stdout"),
+        .list("peers", \.peers,
+              "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)"),
+        .string("node", \.node, "which of peers this node is, its address as written there"),
+        .number("peer_timeout_seconds", \.peerTimeoutSeconds, "seconds a node-to-node call may take", range: 0.01...600),
+        .number("peer_down_seconds", \.peerDownSeconds, "seconds a failed peer is passed over (nginx's fail_timeout)",
+                range: 0...3600),
         .boolean("thumbhash_backfill", \.thumbhashBackfill,
                  "make the listing's placeholders of images not yet rendered, while no client miss or prefetch waits"),
     ]
