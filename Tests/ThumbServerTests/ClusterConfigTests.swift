@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import ThumbServer
 
@@ -24,5 +25,26 @@ import Testing
         #expect(throws: ConfigError.self) { try ConfigLoader.validate(config(["a:1 weight=0", "b:2"], node: "b:2")) }
         #expect(throws: ConfigError.self) { try ConfigLoader.validate(config([], node: "b:2")) }
         #expect(throws: Never.self) { try ConfigLoader.validate(config([], node: "")) }
+    }
+
+    /// `/stats` and `/metrics` of a node name it by its `server` string, with every peer's
+    /// weight; a single node says `null` and has no `thumbd_node_info`.
+    @Test func statsAndMetricsNameTheNode() throws {
+        let node = try ServerHarness { config in
+            config.peers = ["127.0.0.1:9101", "127.0.0.1:9102 weight=2"]
+            config.node = "127.0.0.1:9102"
+        }
+        let stats = try TestClient.get(port: node.port, "/stats").json
+        let named = try #require(stats["node"] as? [String: Any])
+        #expect(named["name"] as? String == "127.0.0.1:9102")
+        let peers = try #require(named["peers"] as? [[String: Any]])
+        #expect(peers.map { $0["server"] as? String } == ["127.0.0.1:9101", "127.0.0.1:9102"])
+        #expect(peers.map { $0["weight"] as? Int } == [1, 2])
+        let metrics = String(decoding: try TestClient.get(port: node.port, "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("\nthumbd_node_info{node=\"127.0.0.1:9102\"} 1\n"))
+
+        let single = try ServerHarness()
+        #expect(try TestClient.get(port: single.port, "/stats").json["node"] is NSNull)
+        #expect(!String(decoding: try TestClient.get(port: single.port, "/metrics").body, as: UTF8.self).contains("thumbd_node_info"))
     }
 }
