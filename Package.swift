@@ -68,7 +68,7 @@ let package = Package(
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process; signed thumbnail
         // URLs and client keys (through CCryptoShim).
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim"]),
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster"]),
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
         .target(name: "Cluster", dependencies: ["CZlib"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).

@@ -1,3 +1,4 @@
+import Cluster
 import Rendering
 import Thumbnails
 
@@ -37,7 +38,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// This node's place in the cluster (`peers`, `node`): the upstream's servers and this
     /// node's index among them, named in `/stats` and `/metrics`; nil (a single node) by default.
-    public var cluster: (peers: [ClusterPeer], node: Int)?
+    public var cluster: (peers: [PeerRing.Peer], node: Int)?
 
     public init() {}
 

@@ -1,3 +1,4 @@
+import Cluster
 import Foundation
 import Testing
 @testable import ThumbServer
@@ -13,9 +14,9 @@ import Testing
     }
 
     @Test func peersParseAsNginxSpellsThem() throws {
-        let cluster = try #require(try ClusterPeer.node(config(["127.0.0.1:8081", "127.0.0.1:8082 weight=2 max_fails=1"],
+        let cluster = try #require(try ClusterPeers.node(config(["127.0.0.1:8081", "127.0.0.1:8082 weight=2 max_fails=1"],
                                                               node: "127.0.0.1:8082")))
-        #expect(cluster.peers == [ClusterPeer(server: "127.0.0.1:8081"), ClusterPeer(server: "127.0.0.1:8082", weight: 2)])
+        #expect(cluster.peers == [PeerRing.Peer(server: "127.0.0.1:8081"), PeerRing.Peer(server: "127.0.0.1:8082", weight: 2)])
         #expect(cluster.node == 1)
     }
 

@@ -48,7 +48,7 @@ extension Config {
                                                 itemsPerMinute: prefetchClientItemsPerMinute)
         service.descriptors = descriptors
         service.cors = CORSPolicy(origins: corsOrigins)
-        service.cluster = try? ClusterPeer.node(self) ?? nil   // validated at start
+        service.cluster = try? ClusterPeers.node(self) ?? nil   // validated at start
         return service
     }
 

@@ -121,7 +121,7 @@ public struct Config: Sendable, Equatable {
     public var thumbhashBackfill = true
     /// The cluster's upstream (`peers`): every `server` line of the nginx upstream that hashes
     /// thumbnails to the nodes, each `ADDRESS` or `ADDRESS weight=N` exactly as nginx has it
-    /// (nginx hashes the address text; see `ClusterPeer`). A list in the config file;
+    /// (nginx hashes the address text; see `ClusterPeers`). A list in the config file;
     /// comma-separated in `THUMBD_PEERS`. Empty (a single node) by default.
     public var peers: [String] = []
     /// Which of `peers` this node is (`node`): its address as written there. Required with

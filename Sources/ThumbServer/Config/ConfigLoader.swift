@@ -240,7 +240,7 @@ public enum ConfigLoader {
             throw ConfigError("key '\(key)': a header value cannot hold control characters such as CR or LF")
         }
         try validateSigning(config)
-        _ = try ClusterPeer.node(config)
+        _ = try ClusterPeers.node(config)
         if config.corsOrigins.contains("*") && config.corsOrigins.count > 1 {
             throw ConfigError("key 'cors_origins': '*' (any origin) stands alone, not in a list of origins")
         }

@@ -1,26 +1,18 @@
-/// One `server` line of the cluster's nginx upstream (`peers`), as thumbd reads it: the address
-/// exactly as nginx has it (the text nginx's consistent hash hashes, so it must match byte for
-/// byte) and its `weight=` (nginx's default 1; 160 ring points per unit).
-public struct ClusterPeer: Sendable, Equatable {
-    /// `host:port` or `unix:PATH`, as written in the `server` line.
-    public var server: String
-    /// `weight=N`, at least 1. `1` by default, as nginx's.
-    public var weight: Int
+import Cluster
 
-    public init(server: String, weight: Int = 1) {
-        self.server = server
-        self.weight = weight
-    }
-
+/// The cluster's nginx upstream as the config gives it (`peers`, `node`), read into
+/// `PeerRing.Peer`s: each address exactly as nginx has it (the text nginx's consistent hash
+/// hashes, so it must match byte for byte) and its `weight=` (nginx's default 1).
+enum ClusterPeers {
     /// `entry` of `peers`: `ADDRESS` or `ADDRESS weight=N` (other nginx parameters, such as
     /// `max_fails=`, are the balancer's and are ignored). Throws a `ConfigError` naming `peers`
     /// for an empty address, an unknown word or a weight below 1.
-    static func parse(_ entry: String) throws(ConfigError) -> ClusterPeer {
+    static func parse(_ entry: String) throws(ConfigError) -> PeerRing.Peer {
         let words = entry.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let server = words.first else {
             throw ConfigError("key 'peers': an entry is empty; each is a server line's ADDRESS [weight=N]")
         }
-        var peer = ClusterPeer(server: server)
+        var peer = PeerRing.Peer(server: server)
         for word in words.dropFirst() {
             if word.hasPrefix("weight=") {
                 guard let weight = Int(word.dropFirst(7)), weight >= 1 else {
@@ -37,14 +29,14 @@ public struct ClusterPeer: Sendable, Equatable {
     /// `config`'s peers and the index of its `node` among them; nil for a single node (no
     /// `peers`, no `node`). Throws a `ConfigError` naming the key when an entry does not parse, an
     /// address repeats, `node` is not among `peers`, or `node` is given without `peers`.
-    static func node(_ config: Config) throws(ConfigError) -> (peers: [ClusterPeer], node: Int)? {
+    static func node(_ config: Config) throws(ConfigError) -> (peers: [PeerRing.Peer], node: Int)? {
         if config.peers.isEmpty {
             guard config.node.isEmpty else {
                 throw ConfigError("key 'node' ('\(config.node)') needs 'peers', the upstream's server lines it is one of")
             }
             return nil
         }
-        var peers: [ClusterPeer] = []
+        var peers: [PeerRing.Peer] = []
         for entry in config.peers {
             let peer = try parse(entry)
             guard !peers.contains(where: { $0.server == peer.server }) else {
