@@ -136,12 +136,8 @@ extension ThumbService {
     /// `null` for a single node.
     func nodeJSON() -> String {
         guard let cluster = configuration.cluster else { return "null" }
-        func quoted(_ text: String) -> String {
-            (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]))
-                .map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
-        }
-        let peers = cluster.peers.map { "{\"server\":\(quoted($0.server)),\"weight\":\($0.weight)}" }
-        return "{\"name\":\(quoted(cluster.peers[cluster.node].server)),\"peers\":[\(peers.joined(separator: ","))]}"
+        let peers = cluster.peers.map { "{\"server\":\(JSON.quote($0.server)),\"weight\":\($0.weight)}" }
+        return "{\"name\":\(JSON.quote(cluster.peers[cluster.node].server)),\"peers\":[\(peers.joined(separator: ","))]}"
     }
 
     func metricsText() -> String {
