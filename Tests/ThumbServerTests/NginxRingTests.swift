@@ -33,7 +33,7 @@ import Glibc
     @Test func theOwnerIsTheServerNginxSendsTheRequestTo() throws {
         let nginx = try #require(Self.nginx, "nginx is not installed (.ci/run installs nginx-light)")
         let dir = TemporaryDirectory("thumbd-nginx")
-        let ports = try #require(Self.freePorts(4), "no free loopback ports")
+        let ports = try #require(LoopbackPorts.free(4), "no free loopback ports")
         let front = ports[0], nodes = Array(ports[1...])
         let peers = [PeerRing.Peer(server: "127.0.0.1:\(nodes[0])"), PeerRing.Peer(server: "127.0.0.1:\(nodes[1])"),
                      PeerRing.Peer(server: "127.0.0.1:\(nodes[2])", weight: 2)]
@@ -57,8 +57,8 @@ import Glibc
             }
             """
         dir.write("nginx.conf", Array(conf.utf8))
-        let pid = try #require(Self.spawn([nginx, "-p", dir.path, "-c", dir.path + "/nginx.conf", "-e", dir.path + "/error.log",
-                                           "-g", "daemon off; master_process off;"]), "nginx did not start")
+        let pid = try #require(ChildProcess.spawn([nginx, "-p", dir.path, "-c", dir.path + "/nginx.conf", "-e", dir.path + "/error.log",
+                                                   "-g", "daemon off; master_process off;"]), "nginx did not start")
         defer {
             kill(pid, SIGTERM)
             var status: Int32 = 0
@@ -104,49 +104,5 @@ import Glibc
         #expect(PeerRing.hostAndPort("host:8a") == (Array("host:8a".utf8), []))
         // zlib's CRC32 is the one nginx uses: the check value of "123456789" (IEEE 802.3).
         #expect(PeerRing.crc32(Array("123456789".utf8), continuing: 0) == 0xCBF4_3926)
-    }
-
-    /// `count` loopback ports the kernel has just given out as free (bound to port 0, then
-    /// closed): not in use now, unlike a fixed range, which may meet the ephemeral ports of
-    /// other tests' connections.
-    static func freePorts(_ count: Int) -> [UInt16]? {
-        var sockets: [Int32] = [], ports: [UInt16] = []
-        defer { sockets.forEach { close($0) } }
-        for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { return nil }
-            sockets.append(fd)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-                }
-            }
-            guard bound else { return nil }
-            ports.append(UInt16(bigEndian: address.sin_port))
-        }
-        return ports
-    }
-
-    /// Starts `arguments` (posix_spawn; Foundation's Process cannot wait on two children at
-    /// once) with no signal blocked: a test thread blocks SIGTERM, and a child inherits the mask.
-    static func spawn(_ arguments: [String]) -> pid_t? {
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), defaults = sigset_t()
-        sigemptyset(&none)
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var child: pid_t = 0
-        return posix_spawn(&child, arguments[0], nil, &attributes, &argv, environ) == 0 ? child : nil
     }
 }
