@@ -70,7 +70,7 @@ let package = Package(
         // URLs and client keys (through CCryptoShim).
         .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster"]),
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
-        .target(name: "Cluster", dependencies: ["CZlib"]),
+        .target(name: "Cluster", dependencies: ["CZlib", "Locking"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
 
