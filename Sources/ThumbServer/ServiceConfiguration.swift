@@ -36,9 +36,10 @@ public struct ServiceConfiguration: Sendable {
     /// `null`) when the service runs without a `Thumbd` that decided one. `nil` by default.
     public var descriptors: DescriptorBudget?
 
-    /// This node's place in the cluster (`peers`, `node`): the upstream's servers and this
-    /// node's index among them, named in `/stats` and `/metrics`; nil (a single node) by default.
-    public var cluster: (peers: [PeerRing.Peer], node: Int)?
+    /// This node's place in the cluster (`peers`, `node`, `peer_*`): named in `/stats` and
+    /// `/metrics`, and where prefetch items other nodes own are forwarded; nil (a single node)
+    /// by default.
+    public var cluster: ClusterSettings?
 
     public init() {}
 

@@ -9,7 +9,23 @@ extension ThumbService {
     /// `POST /prefetch`: resolving thousands of paths takes a while, so the job is started off
     /// the connection's event loop.
     func startPrefetch(_ request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
-        DispatchQueue.global(qos: .userInitiated).async { completion(self.startPrefetch(request.body, for: client)) }
+        DispatchQueue.global(qos: .userInitiated).async {
+            completion(self.startPrefetch(request.body, for: client, caller: Self.passedHeaders(of: request)))
+        }
+    }
+
+    /// Runs `work` (a job's `GET` or `DELETE`) at once on a single node; in a cluster, where it
+    /// calls other nodes and waits for them, off the event loop.
+    func offTheLoopInACluster(_ work: @escaping @Sendable () -> Void) {
+        if cluster == nil { work() } else { DispatchQueue.global(qos: .userInitiated).async(execute: work) }
+    }
+
+    /// What a call to another node about `request`'s jobs carries of it (`ClusterPrefetch`):
+    /// the caller's credentials; nil when there is no cluster or `request` is itself a forward
+    /// (it is answered here alone).
+    static func passedHeaders(of request: HTTPRequest) -> [(String, String)]? {
+        guard request.headers[ClusterPrefetch.forwardedHeader] == nil else { return nil }
+        return ClusterPrefetch.passedHeaders.compactMap { name in request.headers[name].map { (name, $0) } }
     }
 
     /// `DELETE /prefetch`: stops `client`'s jobs; `DELETE /prefetch?all=true`, the admin's alone
@@ -20,7 +36,13 @@ extension ThumbService {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response
         }
         let jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
-        return Self.json(status: 200, "{\"jobs\":[\(jobs.map(Self.jobJSON).joined(separator: ","))]}\n")
+        // In a cluster the caller's jobs stop on every node, whichever started them.
+        guard let cluster, let caller = Self.passedHeaders(of: request) else {
+            return Self.json(status: 200, "{\"jobs\":[\(jobs.map { Self.jobJSON($0) }.joined(separator: ","))]}\n")
+        }
+        let stopped = cluster.stopEverywhere(all: all, headers: caller)
+        let folded = jobs.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id)) }
+        return Self.json(status: 200, "{\"jobs\":[\(folded.joined(separator: ","))]}\n")
     }
 
     /// The job id in what follows `/prefetch/`: a whole number above 0; nil for anything else.
@@ -38,14 +60,22 @@ extension ThumbService {
             cancel ? prefetcher.cancel(id, owner: owner) : prefetcher.job(id, owner: owner)
         }
         guard let job else { return APIError.notFound("no such prefetch job").response }
-        return Self.json(status: 200, Self.jobJSON(job) + "\n")
+        // Its parts on other nodes: refreshed, or stopped with it.
+        var parts: [ClusterPrefetch.Part] = []
+        if let cluster, let caller = Self.passedHeaders(of: request) {
+            parts = cancel ? cluster.stopParts(of: job.id, headers: caller) : cluster.refreshedParts(of: job.id, headers: caller)
+        }
+        return Self.json(status: 200, Self.jobJSON(job, parts: parts) + "\n")
     }
 
     /// Validates the body, resolves every item, then queues the job: 202, or 400 with nothing queued.
     /// `client` may name only paths under its `Client.prefix` (else 403 `outside_prefix`, judged
     /// from the text before any lookup, and nothing is queued); a path whose symlinks lead out of
     /// it counts as failed, as a missing one does; a range is of the listing it sees.
-    func startPrefetch(_ body: [UInt8], for client: Client = .anonymous) -> HTTPResponse {
+    /// In a cluster, with `caller` (the credentials a forward passes on; nil for a call that is
+    /// itself a forward), the items other nodes own go to them (`ClusterPrefetch.forward`); the
+    /// job's `total` is all of them, and its counts add up across nodes.
+    func startPrefetch(_ body: [UInt8], for client: Client = .anonymous, caller: [(String, String)]? = nil) -> HTTPResponse {
         let plan: PrefetchPlan
         do {
             plan = try PrefetchPlan(body: body, grids: configuration.grids, webpEnabled: configuration.webpEnabled)
@@ -76,6 +106,7 @@ extension ThumbService {
         }
         let scope = client.prefix.isEmpty ? [] : Array(library.root.utf8) + [UInt8(ascii: "/")] + client.prefixBytes
         requests.reserveCapacity(paths.count)
+        var owned: [[UInt8]] = []   // each request's asset path, the key nginx hashes
         for segments in paths {
             let asset: ResolvedAsset
             do {
@@ -94,12 +125,31 @@ extension ThumbService {
                 continue
             }
             requests.append(ThumbnailRequest(key: cacheKey(of: asset, grid: plan.grid, format: plan.format), asset: asset))
+            owned.append(Array(asset.assetPath.bytes))
+        }
+        var parts: [ClusterPrefetch.Part] = []
+        if let cluster, let caller {
+            // The per-job limit is the whole job's, checked before any node queues a part.
+            if !client.isAdmin && requests.count + failed > prefetcher.limits.itemsPerJob {
+                return Self.apiError(for: .tooManyItems(limit: prefetcher.limits.itemsPerJob)).response
+            }
+            let split = cluster.forward(Array(zip(owned, requests)).map { (path: $0.0, item: $0.1) }, grid: plan.grid.name,
+                                        format: plan.format == .automatic ? nil : plan.format.rawValue, headers: caller)
+            requests = split.own
+            parts = split.parts
+            failed += split.refused
         }
         do {
             let job = try prefetcher.start(grid: plan.grid.name, owner: client.owner, limited: !client.isAdmin,
                                            requests: requests, failedUpfront: failed)
-            return Self.json(status: 202, Self.jobJSON(job) + "\n")
+            if let cluster {
+                cluster.remember(parts, of: job.id)
+                cluster.forget { self.prefetcher.job($0) != nil }
+            }
+            return Self.json(status: 202, Self.jobJSON(job, parts: parts) + "\n")
         } catch {
+            // Refused here: the parts already started elsewhere stop too.
+            if let cluster, let caller, !parts.isEmpty { _ = cluster.stop(parts, headers: caller) }
             return Self.apiError(for: error).response
         }
     }
@@ -119,9 +169,11 @@ extension ThumbService {
         }
     }
 
-    static func jobJSON(_ job: PrefetchJob) -> String {
-        "{\"id\":\(job.id),\"grid\":\(JSON.quote(job.grid)),\"state\":\"\(job.state.rawValue)\",\"total\":\(job.total),"
-            + "\"done\":\(job.done),\"skipped\":\(job.skipped),\"failed\":\(job.failed),\"not_stored\":\(job.notStored),"
-            + "\"cancelled\":\(job.cancelled),\"not_stored_reason\":\(job.notStoredReason.map(JSON.quote) ?? "null")}"
+    /// The job JSON of `job` with its `parts` on other nodes added (docs/API.md, "Prefetch").
+    static func jobJSON(_ job: PrefetchJob, parts: [ClusterPrefetch.Part] = []) -> String {
+        let c = PrefetchCounts(job).adding(parts.map(\.counts))
+        return "{\"id\":\(job.id),\"grid\":\(JSON.quote(job.grid)),\"state\":\"\(c.state)\",\"total\":\(c.total),"
+            + "\"done\":\(c.done),\"skipped\":\(c.skipped),\"failed\":\(c.failed),\"not_stored\":\(c.notStored),"
+            + "\"cancelled\":\(c.cancelled),\"not_stored_reason\":\(job.notStoredReason.map(JSON.quote) ?? "null")}"
     }
 }

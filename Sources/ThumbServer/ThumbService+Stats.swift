@@ -132,12 +132,17 @@ extension ThumbService {
         """
     }
 
-    /// `/stats`' `"node"`: this node's address and the upstream's servers with their weights, or
-    /// `null` for a single node.
+    /// `/stats`' `"node"`: this node's address, the upstream's servers with their weights and
+    /// whether this node has them marked down, and the prefetch items forwarded to their owners
+    /// and forwards that failed; `null` for a single node.
     func nodeJSON() -> String {
-        guard let cluster = configuration.cluster else { return "null" }
-        let peers = cluster.peers.map { "{\"server\":\(JSON.quote($0.server)),\"weight\":\($0.weight)}" }
-        return "{\"name\":\(JSON.quote(cluster.peers[cluster.node].server)),\"peers\":[\(peers.joined(separator: ","))]}"
+        guard let settings = configuration.cluster, let cluster else { return "null" }
+        let s = cluster.statistics
+        let peers = settings.peers.enumerated().map { i, peer in
+            "{\"server\":\(JSON.quote(peer.server)),\"weight\":\(peer.weight),\"down\":\(s.down[i])}"
+        }
+        return "{\"name\":\(JSON.quote(settings.name)),\"peers\":[\(peers.joined(separator: ","))],"
+            + "\"forwarded_items\":\(s.forwardedItems),\"failed_forwards\":\(s.failedForwards)}"
     }
 
     func metricsText() -> String {
@@ -162,10 +167,16 @@ extension ThumbService {
                   bounds: RequestStatistics.bucketBounds, buckets: s.requests.durationBuckets,
                   sum: s.requests.durationSumSeconds, count: s.requests.total)
         if let cluster = configuration.cluster {
-            let name = cluster.peers[cluster.node].server.replacingOccurrences(of: "\\", with: "\\\\")
+            let name = cluster.name.replacingOccurrences(of: "\\", with: "\\\\")
                 .replacingOccurrences(of: "\"", with: "\\\"")
             metric("thumbd_node_info", "gauge", "This node's address in the cluster's upstream (peers), for summing the cluster.",
                    [("{node=\"\(name)\"}", "1")])
+            if let stats = self.cluster?.statistics {
+                metric("thumbd_prefetch_forwarded_items_total", "counter", "Prefetch items forwarded to the node that owns them.",
+                       [("", "\(stats.forwardedItems)")])
+                metric("thumbd_prefetch_failed_forwards_total", "counter",
+                       "Prefetch forwards a peer did not answer (it was then marked down).", [("", "\(stats.failedForwards)")])
+            }
         }
         let m = s.memory, d = s.disk
         func tiers(_ memory: Int, _ disk: Int) -> [(labels: String, value: String)] {

@@ -16,6 +16,8 @@ public final class ThumbService: HTTPResponder {
     /// Makes the placeholders no render has made (started by `Thumbd` when `thumbhash_backfill`).
     public let backfill: ThumbhashBackfill
     public let prefetcher: Prefetcher
+    /// Prefetch across the cluster's nodes (`configuration.cluster`); nil for a single node.
+    let cluster: ClusterPrefetch?
     public let requests: RequestStatistics
     /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`), one memo per lane: a request
     /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
@@ -43,6 +45,7 @@ public final class ThumbService: HTTPResponder {
         self.pipeline = pipeline
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
+        cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
         // The fit of the smallest grid, whose cells a screen shows most of.
         let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
@@ -185,13 +188,13 @@ extension Route {
             if method == .post {
                 service.startPrefetch(request, for: client, completion: completion)
             } else {
-                completion(service.cancelPrefetches(request, for: client))
+                service.offTheLoopInACluster { completion(service.cancelPrefetches(request, for: client)) }
             }
         },
         Route(match: .prefix("/prefetch/"), methods: [.get, .head, .delete], access: .prefetch,
               resource: { ThumbService.prefetchJobID($0) == nil ? APIError.notFound("no such prefetch job") : nil }) {
             service, request, method, client, completion in
-            completion(service.respondWithPrefetchJob(request, cancel: method == .delete, for: client))
+            service.offTheLoopInACluster { completion(service.respondWithPrefetchJob(request, cancel: method == .delete, for: client)) }
         },
     ]
 }

@@ -76,9 +76,7 @@ import Glibc
                 let config = try NginxDeploymentTests.nodeConfig(index: i, nodes: nodes, library: library,
                                                                 cache: dir.path + "/cache\(i + 1)")
                 dir.write("node\(i + 1).json", Array(try JSONSerialization.data(withJSONObject: config)))
-                pids.append(try #require(Self.spawnLogged(dir.path + "/node\(i + 1).log",
-                                                          [ExecutableTests.binary, "--config", dir.path + "/node\(i + 1).json"]),
-                                         "thumbd node \(i + 1) did not start"))
+                pids.append(try spawnNode(i))
             }
             dir.write("thumbd.conf", Array(try NginxDeploymentTests.rewrittenConf(front: front, nodes: nodes).utf8))
             dir.write("nginx.conf", Array(Self.mainConf(dir.path).utf8))
@@ -93,7 +91,33 @@ import Glibc
             }
         }
 
-        deinit { pids.reversed().forEach { ChildProcess.stop($0) } }
+        deinit { pids.reversed().forEach { if $0 > 0 { _ = ChildProcess.stop($0) } } }
+
+        /// Starts node `index` (0-based) from its config, logging to `node{index + 1}.log`.
+        private func spawnNode(_ index: Int) throws -> pid_t {
+            try #require(Self.spawnLogged(dir.path + "/node\(index + 1).log",
+                                          [ExecutableTests.binary, "--config", dir.path + "/node\(index + 1).json"]),
+                         "thumbd node \(index + 1) did not start")
+        }
+
+        /// Stops node `index` (SIGTERM, then waits for it): it no longer accepts connections.
+        func stopNode(_ index: Int) {
+            _ = ChildProcess.stop(pids[index])
+            pids[index] = 0
+        }
+
+        /// Starts node `index` again over its cache directory, and waits until it lists the library.
+        func restartNode(_ index: Int) throws {
+            pids[index] = try spawnNode(index)
+            let deadline = Date().addingTimeInterval(30)
+            while (try? TestClient.get(port: nodes[index], "/assets?limit=1"))?.status != 200 && Date() < deadline { usleep(50_000) }
+            try #require((try? TestClient.get(port: nodes[index], "/assets?limit=1"))?.status == 200, "node \(index + 1): \(logs)")
+        }
+
+        /// Each node's `/stats`, in node order, read on the node itself (nil for a stopped node).
+        func stats() -> [[String: Any]?] {
+            nodes.indices.map { pids[$0] > 0 ? try? TestClient.get(port: nodes[$0], "/stats").json : nil }
+        }
 
         /// What nginx and the nodes wrote, for a failure's message.
         var logs: String {
@@ -208,15 +232,16 @@ import Glibc
     }
 
     /// One client's listing and prefetch requests reach one node (`hash` on Authorization and
-    /// Thumbd-Client-Id): the job it started through nginx is found by each of its later GETs
-    /// through nginx, and the listing's `generation` is the same each time. A job lives on the
+    /// Thumbd-Client-Id): the job it started through nginx (all 18 photos, which that node
+    /// splits with their owners) is found whole by each of its later GETs through nginx, and the
+    /// listing's `generation` is the same each time. A job lives on the
     /// node that took it; least_conn or round robin would send most of these GETs elsewhere (404).
     @Test func aClientsPrefetchJobIsFoundThroughNginx() throws {
         let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
         let deployment = try Deployment(nginx: nginx)
         for client in ["phone-a", "phone-b", "phone-c", "phone-d"] {
             let id = ["Thumbd-Client-Id": client]
-            let body = #"{"grid": "5", "sort": "oldest", "start": 0, "end": 2}"#
+            let body = #"{"grid": "5", "sort": "oldest", "start": 0, "end": 18}"#
             let request = "POST /prefetch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nThumbd-Client-Id: \(client)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
             let started = try TestClient.parse(try TestClient.exchange(port: deployment.front, Array(request.utf8)))
@@ -225,14 +250,18 @@ import Glibc
             var clientGenerations: Set<Int> = []
             for _ in 0..<6 {
                 let status = try TestClient.get(port: deployment.front, "/prefetch/\(job)", headers: id)
-                #expect(status.status == 200 && status.json["id"] as? Int == job, "\(client): \(status.status)")
+                #expect(status.status == 200 && status.json["id"] as? Int == job && status.json["total"] as? Int == 18,
+                        "\(client): \(status.status) \(status.text)")
                 let listing = try TestClient.get(port: deployment.front, "/assets?limit=1", headers: id)
                 #expect(listing.status == 200)
                 if let generation = listing.json["generation"] as? Int { clientGenerations.insert(generation) }
             }
             #expect(clientGenerations.count == 1, "\(client): generations \(clientGenerations)")
-            // The job is on one node only: asked on each node itself, one has it.
-            let holders = try deployment.nodes.filter { try TestClient.get(port: $0, "/prefetch/\(job)", headers: id).status == 200 }
+            // The job is on one node only: asked on each node itself, one has it whole (the
+            // others may hold the parts it forwarded to them, of fewer items, under their own ids).
+            let holders = try deployment.nodes.filter {
+                try TestClient.get(port: $0, "/prefetch/\(job)", headers: id).json["total"] as? Int == 18
+            }
             #expect(holders.count == 1, "\(client): job \(job) on \(holders)")
         }
     }

@@ -1,6 +1,7 @@
 @testable import Cluster
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -116,7 +117,7 @@ import Glibc
     }
 
     @Test func aClosedPortIsRefusedAtOnce() throws {
-        let port = try #require(NginxRingTests.freePorts(1)?.first)   // free now: bound, then closed
+        let port = try #require(LoopbackPorts.free(1)?.first)   // free now: bound, then closed
         let server = "127.0.0.1:\(port)"
         let start = PeerClient.monotonicNanoseconds()
         let failure = Self.failure { () throws(PeerClient.Failure) in

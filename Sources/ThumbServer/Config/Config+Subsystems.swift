@@ -48,7 +48,12 @@ extension Config {
                                                 itemsPerMinute: prefetchClientItemsPerMinute)
         service.descriptors = descriptors
         service.cors = CORSPolicy(origins: corsOrigins)
-        service.cluster = try? ClusterPeers.node(self) ?? nil   // validated at start
+        if let (peers, node) = try? ClusterPeers.node(self) ?? nil {   // validated at start
+            var cluster = ClusterSettings(peers: peers, node: node)
+            cluster.timeoutMilliseconds = Int((peerTimeoutSeconds * 1000).rounded())
+            cluster.downSeconds = peerDownSeconds
+            service.cluster = cluster
+        }
         return service
     }
 

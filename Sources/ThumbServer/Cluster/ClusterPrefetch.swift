@@ -1,0 +1,266 @@
+import Cluster
+import Dispatch
+import Foundation
+import Library
+import Synchronization
+
+/// Prefetch over a cluster of nodes behind nginx's consistent hash (README "Cluster"): a job
+/// that reaches one node keeps the items this node owns (those nginx sends their `GET`s here:
+/// `PeerRing` over the asset path, as the deployment's `map $uri` hashes it) and forwards the
+/// rest, batched per owner, as a paths prefetch (`urls`) marked `Thumbd-Forwarded`, so that the
+/// cache warmed is the one that will serve. The job's parts on other nodes are remembered under
+/// its id here: `GET /prefetch/{id}` adds their counts to the local ones, `DELETE` stops them.
+/// A peer that does not answer a forward in `peer_timeout_seconds` (refused, unreachable, timed
+/// out) is marked down for `peer_down_seconds` and its items go to the next point of the ring,
+/// as nginx does with `max_fails=1 fail_timeout=T` (ngx_http_upstream_module); a peer that
+/// answers with an error (a 429 of its per-client limits, say) keeps its items, counted failed.
+/// Thread-safe: the parts sit behind a `Mutex`; the calls run outside it.
+final class ClusterPrefetch: Sendable {
+    /// The header a node marks a forwarded prefetch call with: the node it reaches keeps every
+    /// item and forwards nothing (the rings agree; a forward is never forwarded again). It
+    /// proves nothing and need not: it can only make a node do less (a client sending it warms
+    /// one node with items others serve), while the owner checks the caller's own credentials.
+    static let forwardedHeader = "Thumbd-Forwarded"
+    /// The caller's headers a forwarded call carries, so the owner sees the same client (the
+    /// admin token or client key, and the id a client names itself by).
+    static let passedHeaders = ["Authorization", Client.idHeader]
+
+    /// One part of a job on another node: that node's job id and its counts when last seen.
+    struct Part: Sendable, Equatable {
+        let peer: Int
+        let id: Int
+        var counts: PrefetchCounts
+    }
+
+    let settings: ClusterSettings
+    let ring: PeerRing
+    let health: PeerHealth
+    private let client: PeerClient
+    /// Parts on other nodes, by the id of the local job they belong to.
+    private let parts = Mutex<[Int: [Part]]>([:])
+    /// Items forwarded to owners, and forwards that failed (the peer was then marked down), since start.
+    private let totals = Mutex((forwardedItems: 0, failedForwards: 0))
+
+    init(settings: ClusterSettings) {
+        self.settings = settings
+        ring = PeerRing(peers: settings.peers)
+        health = PeerHealth(downSeconds: settings.downSeconds)
+        client = PeerClient(timeoutMilliseconds: settings.timeoutMilliseconds)
+    }
+
+    /// The peer that owns asset path `path` (decoded bytes, as on disk: what the listing's
+    /// `url` encodes and nginx's `$uri` decodes back): the ring's point for it, passing over
+    /// the peers `down` names (never this node).
+    func owner(of path: [UInt8], down: (Int) -> Bool) -> Int {
+        ring.owner(of: path) { $0 != self.settings.node && down($0) } ?? settings.node
+    }
+
+    /// Forwards `items` (each an asset path's bytes and whatever the caller keeps with it) that
+    /// other nodes own, one `POST /prefetch` per owner at once, with `grid`, `format` (nil:
+    /// none) and the caller's `headers` (`passedHeaders`). Items whose owner could not be
+    /// reached go to the next owner, this node included; returns those that came to this node
+    /// (`own`), the parts started elsewhere, and the items an owner refused (`refused`).
+    func forward<Item>(_ items: [(path: [UInt8], item: Item)], grid: String, format: String?,
+                       headers: [(String, String)]) -> (own: [Item], parts: [Part], refused: Int) {
+        var own: [Item] = [], started: [Part] = [], refused = 0
+        var pending = items
+        // Each round marks at least one more peer down, or ends.
+        for _ in 0...settings.peers.count where !pending.isEmpty {
+            var byPeer: [Int: [(path: [UInt8], item: Item)]] = [:]
+            let down = health.isDown(now: DispatchTime.now().uptimeNanoseconds)
+            for entry in pending {
+                let peer = owner(of: entry.path, down: down)
+                if peer == settings.node { own.append(entry.item) } else { byPeer[peer, default: []].append(entry) }
+            }
+            pending = []
+            let batches = byPeer.sorted { $0.key < $1.key }.flatMap { peer, entries in
+                Self.chunks(of: entries).map { (key: peer, value: $0) }
+            }
+            let calls = batches.map { (peer: $0.key, paths: $0.value.map(\.path)) }
+            let answers = Mutex([Int: Result<PrefetchCounts, ForwardFailure>]())
+            DispatchQueue.concurrentPerform(iterations: calls.count) { i in
+                let answer = post(to: calls[i].peer, paths: calls[i].paths, grid: grid, format: format, headers: headers)
+                answers.withLock { $0[i] = answer }
+            }
+            let results = answers.withLock { $0 }
+            for (i, (peer, batch)) in batches.enumerated() {
+                switch results[i]! {
+                case .success(let counts):
+                    started.append(Part(peer: peer, id: counts.id, counts: counts))
+                    totals.withLock { $0.forwardedItems += batch.count }
+                case .failure(.unreachable):
+                    health.markDown(peer, now: DispatchTime.now().uptimeNanoseconds)
+                    totals.withLock { $0.failedForwards += 1 }
+                    pending += batch
+                case .failure(.refused):
+                    refused += batch.count
+                }
+            }
+        }
+        return (own, started, refused)
+    }
+
+    /// Most bytes the `urls` of one forwarded body may take, counting each path at its longest
+    /// (every byte percent-encoded, 3x, plus quotes and comma): 768 KiB, inside a node's
+    /// `max_body_bytes` (1 MiB by default). A batch beyond it goes as several parts.
+    static let batchBodyBytes = 768 << 10
+
+    /// `entries` cut into runs whose `urls` fit `batchBodyBytes` (at least one entry each).
+    static func chunks<Item>(of entries: [(path: [UInt8], item: Item)]) -> [[(path: [UInt8], item: Item)]] {
+        var chunks: [[(path: [UInt8], item: Item)]] = [[]]
+        var bytes = 0
+        for entry in entries {
+            let size = 3 * entry.path.count + 3
+            if bytes + size > batchBodyBytes && !chunks[chunks.count - 1].isEmpty {
+                chunks.append([])
+                bytes = 0
+            }
+            chunks[chunks.count - 1].append(entry)
+            bytes += size
+        }
+        return chunks
+    }
+
+    /// Remembers `parts` as local job `id`'s.
+    func remember(_ parts: [Part], of id: Int) {
+        guard !parts.isEmpty else { return }
+        self.parts.withLock { $0[id] = parts }
+    }
+
+    /// Job `id`'s parts elsewhere, refreshed from their nodes while any runs (`GET
+    /// /prefetch/{id}` there, with the caller's `headers`); a node that does not answer keeps
+    /// its last counts.
+    func refreshedParts(of id: Int, headers: [(String, String)]) -> [Part] {
+        var parts = self.parts.withLock { $0[id] ?? [] }
+        guard parts.contains(where: { $0.counts.state == "running" }) else { return parts }
+        let answers = call(parts.map { $0.counts.state == "running" ? ($0.peer, "GET", "/prefetch/\($0.id)") : nil },
+                           headers: headers)
+        for i in parts.indices { if let counts = answers[i] { parts[i].counts = counts } }
+        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        return parts
+    }
+
+    /// Stops job `id`'s parts (`DELETE /prefetch/{part}` on each node) and returns their final
+    /// counts; the items of a part whose node does not answer count as cancelled.
+    func stopParts(of id: Int, headers: [(String, String)]) -> [Part] {
+        let parts = stop(self.parts.withLock { $0[id] ?? [] }, headers: headers)
+        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        return parts
+    }
+
+    /// Stops `parts` (`DELETE /prefetch/{part}` on each node that still runs one) and returns
+    /// them in their final state; the items of a part whose node does not answer count as
+    /// cancelled.
+    func stop(_ parts: [Part], headers: [(String, String)]) -> [Part] {
+        var parts = parts
+        let answers = call(parts.map { $0.counts.state == "running" ? ($0.peer, "DELETE", "/prefetch/\($0.id)") : nil },
+                           headers: headers)
+        for i in parts.indices where parts[i].counts.state == "running" {
+            parts[i].counts = answers[i] ?? parts[i].counts.stopped()
+        }
+        return parts
+    }
+
+    /// `DELETE /prefetch` (with `all`: `?all=true`, every client's) on every other node, marked
+    /// forwarded, with the caller's `headers`: the caller's jobs stop everywhere, whichever node
+    /// started them. Returns the final counts of the jobs each node stopped, by (peer, id), for
+    /// folding into the local jobs' parts.
+    func stopEverywhere(all: Bool, headers: [(String, String)]) -> [PartKey: PrefetchCounts] {
+        let peers = settings.peers.indices.filter { $0 != settings.node }
+        let answers = Mutex([PartKey: PrefetchCounts]())
+        DispatchQueue.concurrentPerform(iterations: peers.count) { i in
+            let peer = peers[i]
+            guard let response = try? send(peer, "DELETE", all ? "/prefetch?all=true" : "/prefetch", headers: headers, body: []),
+                  response.status == 200,
+                  let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                  let jobs = object["jobs"] as? [[String: Any]] else { return }
+            let stopped = jobs.compactMap(PrefetchCounts.init(json:))
+            answers.withLock { for counts in stopped { $0[PartKey(peer: peer, id: counts.id)] = counts } }
+        }
+        return answers.withLock { $0 }
+    }
+
+    /// A part, by its node and its id there.
+    struct PartKey: Hashable, Sendable {
+        let peer: Int
+        let id: Int
+    }
+
+    /// After `stopEverywhere`: local job `id`'s parts with the final counts their nodes gave;
+    /// a part no node reported (its node did not answer, or it had ended) keeps its counts,
+    /// its outstanding items cancelled when it still ran.
+    func fold(_ stopped: [PartKey: PrefetchCounts], into id: Int) -> [Part] {
+        parts.withLock { all in
+            guard var parts = all[id] else { return [] }
+            for i in parts.indices {
+                if let counts = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] {
+                    parts[i].counts = counts
+                } else if parts[i].counts.state == "running" {
+                    parts[i].counts = parts[i].counts.stopped()
+                }
+            }
+            all[id] = parts
+            return parts
+        }
+    }
+
+    /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), given the ids kept.
+    func forget(except kept: (Int) -> Bool) {
+        parts.withLock { $0 = $0.filter { kept($0.key) } }
+    }
+
+    /// Items forwarded and failed forwards since start; and which peers are down now.
+    var statistics: (forwardedItems: Int, failedForwards: Int, down: [Bool]) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let t = totals.withLock { $0 }
+        return (t.forwardedItems, t.failedForwards, settings.peers.indices.map { health.isDown($0, now: now) })
+    }
+
+    // MARK: - Calls
+
+    enum ForwardFailure: Error {
+        /// No answer in time (refused, unreachable, timed out, broken): mark the peer down.
+        case unreachable
+        /// An answer other than 202 (a limit of the owner's, a malformed part).
+        case refused
+    }
+
+    private func post(to peer: Int, paths: [[UInt8]], grid: String, format: String?,
+                      headers: [(String, String)]) -> Result<PrefetchCounts, ForwardFailure> {
+        var body = "{\"grid\":" + JSON.quote(grid)
+        if let format { body += ",\"format\":" + JSON.quote(format) }
+        // The listing's url form: percent-encoded bytes, which reaches any name, UTF-8 or not.
+        body += ",\"urls\":[" + paths.map { "\"" + PathEncoding.percentEncoded($0) + "\"" }.joined(separator: ",") + "]}"
+        let response: PeerResponse
+        do {
+            response = try send(peer, "POST", "/prefetch", headers: headers + [("Content-Type", "application/json")],
+                                body: Array(body.utf8))
+        } catch {
+            return .failure(.unreachable)
+        }
+        guard response.status == 202,
+              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let counts = PrefetchCounts(json: object) else { return .failure(.refused) }
+        return .success(counts)
+    }
+
+    /// `calls[i]` (peer, method, path) at once; answers[i] the job it answered with 200, nil
+    /// for no call, no answer or another status.
+    private func call(_ calls: [(Int, String, String)?], headers: [(String, String)]) -> [PrefetchCounts?] {
+        let answers = Mutex([PrefetchCounts?](repeating: nil, count: calls.count))
+        DispatchQueue.concurrentPerform(iterations: calls.count) { i in
+            guard let (peer, method, path) = calls[i],
+                  let response = try? send(peer, method, path, headers: headers, body: []), response.status == 200,
+                  let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                  let counts = PrefetchCounts(json: object) else { return }
+            answers.withLock { $0[i] = counts }
+        }
+        return answers.withLock { $0 }
+    }
+
+    private func send(_ peer: Int, _ method: String, _ path: String, headers: [(String, String)],
+                      body: [UInt8]) throws -> PeerResponse {
+        try client.send(method: method, server: settings.peers[peer].server, path: path,
+                        headers: headers + [(Self.forwardedHeader, "1")], body: body)
+    }
+}

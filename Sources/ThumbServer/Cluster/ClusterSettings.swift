@@ -1,0 +1,24 @@
+import Cluster
+
+/// This node's place in a cluster of thumbd nodes behind nginx's consistent hash (config keys
+/// `peers`, `node`, `peer_timeout_seconds`, `peer_down_seconds`; README "Cluster").
+public struct ClusterSettings: Sendable {
+    /// The nginx upstream's `server` lines, in their order: the ring every node computes alike.
+    public var peers: [PeerRing.Peer]
+    /// This node's index in `peers`.
+    public var node: Int
+    /// How long one node-to-node call may take, connect to last byte, ms (`peer_timeout_seconds`,
+    /// 2 s by default).
+    public var timeoutMilliseconds = 2_000
+    /// How long a peer that failed a call is passed over, s (`peer_down_seconds`, 10 by default:
+    /// nginx's `fail_timeout`).
+    public var downSeconds = 10.0
+
+    public init(peers: [PeerRing.Peer], node: Int) {
+        self.peers = peers
+        self.node = node
+    }
+
+    /// This node's address, as the upstream spells it.
+    public var name: String { peers[node].server }
+}
