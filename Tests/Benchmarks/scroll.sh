@@ -135,6 +135,10 @@ run() {  # run LIBRARY N LABEL scroll.py-args...: one run on a fresh server (wit
   local rc=0
   "$PY" "$HERE/scroll.py" --url "$URL" --label "$label" --json-out "$RESULTS" "$@" >/dev/null 2>"$WORK/run.err" || rc=$?
   grep -E "warning|CHECK|Traceback|Error" "$WORK/run.err" >&2 || true
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then   # the server died during the run: what it said is the finding
+    wait "$SERVER_PID" 2>/dev/null; echo "thumbd died during '$label' (exit status $?); its log:" >&2
+    tail -n 200 "$WORK/server-$RUN_NO.log" >&2; SERVER_PID=""; exit 2
+  fi
   [ $rc -eq 0 ] || { [ $rc -eq 1 ] && [ "$SELFTEST" = 1 ] || { cat "$WORK/run.err" >&2; stop_server; exit 2; }; }
   stop_server
   return $rc

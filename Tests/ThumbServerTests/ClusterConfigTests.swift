@@ -25,6 +25,9 @@ import Testing
         #expect(throws: ConfigError.self) { try ConfigLoader.validate(config(["a:1", "a:1"], node: "a:1")) }
         #expect(throws: ConfigError.self) { try ConfigLoader.validate(config(["a:1 weight=0", "b:2"], node: "b:2")) }
         #expect(throws: ConfigError.self) { try ConfigLoader.validate(config([], node: "b:2")) }
+        #expect(throws: ConfigError.self) { try ConfigLoader.validate(config(["a:1\n", "b:2"], node: "b:2")) }
+        #expect(throws: ConfigError.self) { try ConfigLoader.validate(config(["a:1", "b:2\u{7F}"], node: "a:1")) }
+        #expect(throws: Never.self) { try ConfigLoader.validate(config(["a:1\tweight=2", "b:2"], node: "b:2")) }
         #expect(throws: Never.self) { try ConfigLoader.validate(config([], node: "")) }
     }
 

@@ -6,8 +6,13 @@ import Cluster
 enum ClusterPeers {
     /// `entry` of `peers`: `ADDRESS` or `ADDRESS weight=N` (other nginx parameters, such as
     /// `max_fails=`, are the balancer's and are ignored). Throws a `ConfigError` naming `peers`
-    /// for an empty address, an unknown word or a weight below 1.
+    /// for an empty address, an unknown word, a weight below 1 or a control character.
     static func parse(_ entry: String) throws(ConfigError) -> PeerRing.Peer {
+        // An address is hashed, sent as a Host field and printed as a metric label: no control
+        // characters (a JSON string could carry "\n").
+        guard !entry.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
+            throw ConfigError("key 'peers': an entry holds a control character; each is a server line's ADDRESS [weight=N]")
+        }
         let words = entry.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let server = words.first else {
             throw ConfigError("key 'peers': an entry is empty; each is a server line's ADDRESS [weight=N]")
