@@ -1,23 +1,12 @@
 @testable import Library
 import Rendering
 import Testing
+import TestSupport
 
 /// The sorted listings patched in place after an update (`LibraryIndex.patch`) and the
 /// directory counts that tell an update what it covers (`State.entries(at:)`): checked against
 /// a full sort and a recount, over random changes.
 @Suite struct ListingPatchTests {
-    /// A deterministic generator (SplitMix64), so a failure repeats.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Few distinct times, so that many records tie and are ordered by path.
     static func record(_ n: Int, time: Int64) -> AssetRecord {
         AssetRecord(path: DiskPath("d\(n % 7)/p\(n).jpg"), bytes: n, modifiedNanoseconds: 0, width: 3, height: 2,

@@ -127,7 +127,7 @@ import Glibc
         let urls = try ["1", "3", "5"].flatMap { try Self.thumbnails(deployment, grid: $0).map(\.url) }
         // Three rounds over the 54 keys, each in another order: 162 requests, 54 first asks.
         var workload: [String] = []
-        var generator = SplitMix(seed: 18)
+        var generator = SplitMix(state: 18)
         for _ in 0..<3 { workload += urls.shuffled(using: &generator) }
         func hitRatio(port: UInt16) throws -> Double {
             var hits = 0
@@ -208,18 +208,5 @@ import Glibc
         #expect(Self.renders(deployment.stats()) == rendersBack)
         let hitsOnDown = (deployment.stats()[down]?["disk_cache"] as? [String: Any])?["hits"] as? Int ?? 0
         #expect(hitsOnDown >= owners.filter { $0 == down }.count, "node \(down + 1) served \(hitsOnDown) disk hits since it came back")
-    }
-}
-
-/// A small seeded generator (SplitMix64), so that the workload's order is the same every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
