@@ -117,6 +117,7 @@ extension ThumbService {
         "from_renders":\(p.fromRenders),"backfilled":\(p.backfilled),"backfill_failed":\(p.backfillFailed),\
         "shrink_ms_mean":\(String(format: "%.2f", Double(p.shrinkMicroseconds) / 1000 / Double(made))),\
         "encode_ms_mean":\(String(format: "%.2f", Double(p.encodeMicroseconds) / 1000 / Double(made))),\
+        "store_ms_mean":\(String(format: "%.2f", Double(p.storeMicroseconds) / 1000 / Double(made))),\
         "backfill":{"enabled":\(b.enabled),"running":\(b.running),"passes":\(b.passes),"renders":\(b.renders),\
         "seconds":\(String(format: "%.1f", b.seconds)),"per_second":\(String(format: "%.1f", b.seconds > 0 ? Double(b.renders) / b.seconds : 0)),\
         "ms_per_asset":\(ms(Double(p.backfillRenderMicroseconds) / 1000 / Double(max(1, b.renders))))}},\
@@ -261,9 +262,10 @@ extension ThumbService {
         metric("thumbd_placeholders_made_total", "counter", "Placeholders made, beside a render or by the backfill.",
                [("{by=\"render\"}", "\(s.placeholders.fromRenders)"), ("{by=\"backfill\"}", "\(s.placeholders.backfilled)")])
         metric("thumbd_placeholder_seconds_total", "counter",
-               "Time spent on placeholders: shrinking renders' pixels, hashing, and the backfill's renders.",
+               "Time spent on placeholders: shrinking renders' pixels, hashing, storing, and the backfill's renders.",
                [("{step=\"shrink\"}", "\(Double(s.placeholders.shrinkMicroseconds) / 1e6)"),
                 ("{step=\"encode\"}", "\(Double(s.placeholders.encodeMicroseconds) / 1e6)"),
+                ("{step=\"store\"}", "\(Double(s.placeholders.storeMicroseconds) / 1e6)"),
                 ("{step=\"backfill_render\"}", "\(Double(s.placeholders.backfillRenderMicroseconds) / 1e6)")])
         metric("thumbd_placeholder_backfill_renders_total", "counter", "Backfill renders run (failed ones included).",
                [("", "\(s.backfill.renders)")])

@@ -68,6 +68,11 @@ import ThumbHash
         let placeholders = try server.stats()["placeholders"] as? [String: Any] ?? [:]
         #expect(placeholders["from_renders"] as? Int == 2)
         #expect(placeholders["known"] as? Int == 2)
+        // Each step of making them took some time, and none took seconds.
+        for step in ["shrink_ms_mean", "encode_ms_mean", "store_ms_mean"] {
+            let ms = try #require(placeholders[step] as? Double, "\(step) missing")
+            #expect(ms > 0 && ms < 1000, "\(step) \(ms)")
+        }
 
         try server.restart()
         server.waitForInitialScan()

@@ -30,8 +30,9 @@ public final class Placeholders: Sendable {
         /// Backfill renders that failed (the source cannot be rendered: noted, not tried again
         /// until it changes; or could not be read now: tried again at the next pass).
         public var backfillFailed = 0
-        /// Shrinking a render's pixels to the placeholder image, and hashing it: totals, µs.
-        public var shrinkMicroseconds = 0, encodeMicroseconds = 0
+        /// Shrinking a render's pixels to the placeholder image, hashing it, and keeping the hash
+        /// in the store (the index's SQLite row, under its lock): totals, µs.
+        public var shrinkMicroseconds = 0, encodeMicroseconds = 0, storeMicroseconds = 0
         /// The backfill's renders (decode, 100 px, shrink), total, µs.
         public var backfillRenderMicroseconds = 0
     }
@@ -67,12 +68,15 @@ public final class Placeholders: Sendable {
         guard let image, let store = state.withLock({ $0.store }) else { return false }
         let started = DispatchTime.now().uptimeNanoseconds
         guard let hash = try? ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba) else { return false }
-        let encode = Int((DispatchTime.now().uptimeNanoseconds - started) / 1000)
+        let encoded = DispatchTime.now().uptimeNanoseconds
+        let encode = Int((encoded - started) / 1000)
         store.storeThumbhash(hash, for: path, source: source)
+        let stored = Int((DispatchTime.now().uptimeNanoseconds - encoded) / 1000)
         state.withLock { s in
             if backfill { s.statistics.backfilled += 1 } else { s.statistics.fromRenders += 1 }
             s.statistics.shrinkMicroseconds += image.microseconds
             s.statistics.encodeMicroseconds += encode
+            s.statistics.storeMicroseconds += stored
         }
         return true
     }
