@@ -209,4 +209,35 @@ import Glibc
         let hitsOnDown = (deployment.stats()[down]?["disk_cache"] as? [String: Any])?["hits"] as? Int ?? 0
         #expect(hitsOnDown >= owners.filter { $0 == down }.count, "node \(down + 1) served \(hitsOnDown) disk hits since it came back")
     }
+
+    /// A node that hangs (SIGSTOP: its socket still accepts, nothing answers) rather than dies:
+    /// a forward to it waits `peer_timeout_seconds` (2 s) once, then it is marked down, its
+    /// items go to the next point, and later calls (a stop-all) pass it over at once.
+    @Test func aHungNodeCostsOneTimeoutThenIsPassedOver() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx)
+        // Which node takes this client's jobs: the one that forwards.
+        let first = try Self.startPrefetch(deployment, #"{"grid": "5", "sort": "oldest", "start": 0, "end": 18}"#)
+        _ = try Self.finished(deployment, job: try #require(first["id"] as? Int))
+        let coordinator = try #require(Self.forwarded(deployment).firstIndex { $0 > 0 })
+        let hung = (coordinator + 1) % 3
+        kill(deployment.pids[hung], SIGSTOP)
+        defer { kill(deployment.pids[hung], SIGCONT) }
+
+        let started = Date()
+        let job = try Self.startPrefetch(deployment, #"{"grid": "3", "sort": "oldest", "start": 0, "end": 18}"#)
+        let took = Date().timeIntervalSince(started)
+        #expect(took >= 1.9 && took < 6, "the forward to the hung node took \(took) s (peer_timeout_seconds 2)")
+        let final = try Self.finished(deployment, job: try #require(job["id"] as? Int))
+        #expect(final["total"] as? Int == 18 && final["done"] as? Int == 18, "\(final)")   // its items rendered elsewhere
+        let node = try #require(TestClient.get(port: deployment.nodes[coordinator], "/stats").json["node"] as? [String: Any])
+        #expect(node["failed_forwards"] as? Int == 1)
+        let peers = try #require(node["peers"] as? [[String: Any]])
+        #expect(peers.map { $0["down"] as? Bool } == (0..<3).map { $0 == hung })
+
+        let stopping = Date()
+        let stopped = try TestClient.get(port: deployment.front, "/prefetch", method: "DELETE", headers: Self.client)
+        #expect(stopped.status == 200)
+        #expect(Date().timeIntervalSince(stopping) < 1, "stop-all waited for the node marked down")
+    }
 }

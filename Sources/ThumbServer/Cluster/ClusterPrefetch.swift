@@ -88,8 +88,7 @@ final class ClusterPrefetch: Sendable {
                 case .success(let counts):
                     started.append(Part(peer: peer, id: counts.id, counts: counts))
                     totals.withLock { $0.forwardedItems += batch.count }
-                case .failure(.unreachable):
-                    health.markDown(peer, now: DispatchTime.now().uptimeNanoseconds)
+                case .failure(.unreachable):   // marked down by `send`
                     totals.withLock { $0.failedForwards += 1 }
                     pending += batch
                 case .failure(.refused):
@@ -258,9 +257,18 @@ final class ClusterPrefetch: Sendable {
         return answers.withLock { $0 }
     }
 
+    /// One call to `peer`, marked forwarded. A peer marked down is not called (the caller keeps
+    /// what it knew, at once, rather than wait out a hung node's timeout on every poll); one that
+    /// does not answer is marked down.
     private func send(_ peer: Int, _ method: String, _ path: String, headers: [(String, String)],
                       body: [UInt8]) throws -> PeerResponse {
-        try client.send(method: method, server: settings.peers[peer].server, path: path,
-                        headers: headers + [(Self.forwardedHeader, "1")], body: body)
+        guard !health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds) else { throw ForwardFailure.unreachable }
+        do {
+            return try client.send(method: method, server: settings.peers[peer].server, path: path,
+                                   headers: headers + [(Self.forwardedHeader, "1")], body: body)
+        } catch {
+            health.markDown(peer, now: DispatchTime.now().uptimeNanoseconds)
+            throw error
+        }
     }
 }
