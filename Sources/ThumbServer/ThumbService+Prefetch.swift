@@ -2,15 +2,22 @@ import Foundation
 import HTTP
 import Library
 import Rendering
+import Synchronization
 import Thumbnails
 
 /// `POST /prefetch`, `GET`/`DELETE /prefetch/{id}`, `DELETE /prefetch` (docs/API.md, "Prefetch").
 extension ThumbService {
     /// `POST /prefetch`: resolving thousands of paths takes a while, so the job is started off
     /// the connection's event loop.
+    /// A caller that goes away before the job is queued (a node whose forward timed out, then
+    /// closed its connection: this node was hung, and reads the call only now) gets none: its
+    /// items were sent elsewhere meanwhile.
     func startPrefetch(_ request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        let gone = Mutex(false)
+        request.clientAbort.onAbort { gone.withLock { $0 = true } }
         DispatchQueue.global(qos: .userInitiated).async {
-            completion(self.startPrefetch(request.body, for: client, caller: Self.passedHeaders(of: request)))
+            completion(self.startPrefetch(request.body, for: client, caller: Self.passedHeaders(of: request),
+                                          callerGone: { gone.withLock { $0 } }))
         }
     }
 
@@ -35,10 +42,15 @@ extension ThumbService {
         if all && !client.isAdmin && !(configuration.adminToken.isEmpty && configuration.clientKeys.isEmpty) {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response
         }
-        let jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
+        var jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
         // In a cluster the caller's jobs stop on every node, whichever started them.
         guard let cluster, let caller = Self.passedHeaders(of: request) else {
             return Self.json(status: 200, "{\"jobs\":[\(jobs.map { Self.jobJSON($0) }.joined(separator: ","))]}\n")
+        }
+        // Jobs whose own items have ended but whose parts elsewhere still run are running too.
+        let stoppedHere = Set(jobs.map(\.id))
+        jobs += cluster.jobsWithRunningParts.filter { !stoppedHere.contains($0) }.compactMap {
+            prefetcher.job($0, owner: all ? nil : client.owner)
         }
         let stopped = cluster.stopEverywhere(all: all, headers: caller)
         let folded = jobs.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id)) }
@@ -75,7 +87,8 @@ extension ThumbService {
     /// In a cluster, with `caller` (the credentials a forward passes on; nil for a call that is
     /// itself a forward), the items other nodes own go to them (`ClusterPrefetch.forward`); the
     /// job's `total` is all of them, and its counts add up across nodes.
-    func startPrefetch(_ body: [UInt8], for client: Client = .anonymous, caller: [(String, String)]? = nil) -> HTTPResponse {
+    func startPrefetch(_ body: [UInt8], for client: Client = .anonymous, caller: [(String, String)]? = nil,
+                       callerGone: () -> Bool = { false }) -> HTTPResponse {
         let plan: PrefetchPlan
         do {
             plan = try PrefetchPlan(body: body, grids: configuration.grids, webpEnabled: configuration.webpEnabled)
@@ -138,6 +151,10 @@ extension ThumbService {
             requests = split.own
             parts = split.parts
             failed += split.refused
+        }
+        if callerGone() {
+            if let cluster, let caller, !parts.isEmpty { _ = cluster.stop(parts, headers: caller) }
+            return APIError(status: 503, code: "overloaded", message: "the caller went away before the job was queued").response
         }
         do {
             let job = try prefetcher.start(grid: plan.grid.name, owner: client.owner, limited: !client.isAdmin,

@@ -221,6 +221,10 @@ import Glibc
         _ = try Self.finished(deployment, job: try #require(first["id"] as? Int))
         let coordinator = try #require(Self.forwarded(deployment).firstIndex { $0 > 0 })
         let hung = (coordinator + 1) % 3
+        func jobsOnHungNode() throws -> Int? {
+            (try TestClient.get(port: deployment.nodes[hung], "/stats").json["prefetch"] as? [String: Any])?["jobs"] as? Int
+        }
+        let jobsBefore = try jobsOnHungNode()
         kill(deployment.pids[hung], SIGSTOP)
         defer { kill(deployment.pids[hung], SIGCONT) }
 
@@ -239,5 +243,49 @@ import Glibc
         let stopped = try TestClient.get(port: deployment.front, "/prefetch", method: "DELETE", headers: Self.client)
         #expect(stopped.status == 200)
         #expect(Date().timeIntervalSince(stopping) < 1, "stop-all waited for the node marked down")
+
+        // Woken, it reads the forward its caller gave up on (and closed): it starts no job of it.
+        kill(deployment.pids[hung], SIGCONT)
+        usleep(1_000_000)
+        #expect(try jobsOnHungNode() == jobsBefore, "the hung node ran the forward that timed out")
+    }
+
+    /// A part whose node stops answering (SIGSTOP while it renders) does not keep its job
+    /// running: the next GET finds it lost (its outstanding items failed) and the job ends; and
+    /// a stop-all lists a job whose own items had ended while a part still ran.
+    @Test func aJobWhosePartsNodeHangsStillEnds() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx, bulkFolders: 20)   // 138 photos: parts that run a while
+        let first = try Self.startPrefetch(deployment, #"{"grid": "5", "sort": "oldest", "start": 0, "end": 3}"#)
+        _ = try Self.finished(deployment, job: try #require(first["id"] as? Int))
+        let coordinator = try #require(Self.forwarded(deployment).firstIndex { $0 > 0 }, "nothing forwarded")
+        let hung = (coordinator + 1) % 3
+
+        let job = try Self.startPrefetch(deployment, #"{"grid": "1", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#)
+        kill(deployment.pids[hung], SIGSTOP)
+        defer { kill(deployment.pids[hung], SIGCONT) }
+        let id = try #require(job["id"] as? Int)
+        let final = try Self.finished(deployment, job: id)
+        let counts = ["done", "skipped", "failed", "not_stored", "cancelled"].map { final[$0] as? Int ?? -1 }
+        #expect(final["state"] as? String == "done" && final["total"] as? Int == 138 && counts.reduce(0, +) == 138, "\(final)")
+        #expect((final["failed"] as? Int ?? 0) > 0, "the hung node's part ended before it was stopped: \(final)")
+
+        // Another job, its part on the node still hung: stop-all lists it, final.
+        kill(deployment.pids[hung], SIGCONT)
+        let other = try Self.startPrefetch(deployment, #"{"grid": "3", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#)
+        kill(deployment.pids[hung], SIGSTOP)
+        // Until the coordinator's own items have all ended (its job is done there).
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let stats = try TestClient.get(port: deployment.nodes[coordinator], "/stats").json
+            let renders = stats["renders"] as? [String: Any], prefetch = stats["prefetch"] as? [String: Any]
+            if prefetch?["queued"] as? Int == 0 && renders?["in_flight"] as? Int == 0 { break }
+            usleep(50_000)
+        }
+        let stopped = try TestClient.get(port: deployment.front, "/prefetch", method: "DELETE", headers: Self.client)
+        let jobs = try #require(stopped.json["jobs"] as? [[String: Any]], "\(stopped.text)")
+        let listed = try #require(jobs.first { $0["id"] as? Int == other["id"] as? Int }, "stop-all did not list job \(other): \(stopped.text)")
+        let stoppedCounts = ["done", "skipped", "failed", "not_stored", "cancelled"].map { listed[$0] as? Int ?? -1 }
+        #expect(listed["state"] as? String == "cancelled" && stoppedCounts.reduce(0, +) == 138, "\(listed)")
     }
 }

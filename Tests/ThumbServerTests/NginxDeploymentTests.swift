@@ -63,11 +63,12 @@ import Glibc
 
         var library: String { dir.path + "/library" }
 
-        init(nginx: String) throws {
+        /// `bulkFolders` more folders of the fixture photos (`bulk 1`...), for a job that runs a while.
+        init(nginx: String, bulkFolders: Int = 0) throws {
             let ports = try #require(LoopbackPorts.free(4), "no free loopback ports")
             front = ports[0]
             nodes = Array(ports[1...])
-            for folder in NginxDeploymentTests.folders {
+            for folder in NginxDeploymentTests.folders + (0..<bulkFolders).map({ "bulk \($0 + 1)" }) {
                 for name in Paths.files(in: Paths.fixturePhotos) {
                     dir.write("library/\(folder)/\(name)", Array(Fixtures.photo(name)))
                 }

@@ -45,6 +45,20 @@ import Testing
         return try server.get("/prefetch/\(id)").json
     }
 
+    /// Job ids count up by one within a run and start elsewhere after a restart: an id from
+    /// before (a client still polling it, another node's part of a job) never names a new job.
+    @Test func aRestartedServerDoesNotReuseJobIDs() throws {
+        let server = try ServerHarness()
+        let body = #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#
+        let first = try #require(try post(server, body).json["id"] as? Int)
+        #expect(try post(server, body).json["id"] as? Int == first + 1)
+        try server.restart()
+        let after = try #require(try post(server, body).json["id"] as? Int)
+        #expect(after != first && after != first + 1, "job ids \(first), \(first + 1), then \(after) after a restart")
+        #expect(try server.get("/prefetch/\(first)").status == 404)
+        #expect(first > 0 && after > 0 && first <= (1 << 40) + 1 && after <= (1 << 40) + 1)
+    }
+
     @Test func anEndPastAnyListingIsClamped() throws {
         let server = try ServerHarness()
         server.thumbd.service.index.rescan()

@@ -127,14 +127,18 @@ final class ClusterPrefetch: Sendable {
     }
 
     /// Job `id`'s parts elsewhere, refreshed from their nodes while any runs (`GET
-    /// /prefetch/{id}` there, with the caller's `headers`); a node that does not answer keeps
-    /// its last counts.
+    /// /prefetch/{id}` there, with the caller's `headers`). A part its node does not answer for
+    /// (down, hung, or restarted without it: 404) is lost: its outstanding items count as
+    /// failed and it ends, so that the job ends too (nginx sends those items' GETs elsewhere
+    /// meanwhile, where they are misses).
     func refreshedParts(of id: Int, headers: [(String, String)]) -> [Part] {
         var parts = self.parts.withLock { $0[id] ?? [] }
         guard parts.contains(where: { $0.counts.state == "running" }) else { return parts }
         let answers = call(parts.map { $0.counts.state == "running" ? ($0.peer, "GET", "/prefetch/\($0.id)") : nil },
                            headers: headers)
-        for i in parts.indices { if let counts = answers[i] { parts[i].counts = counts } }
+        for i in parts.indices where parts[i].counts.state == "running" {
+            parts[i].counts = answers[i] ?? parts[i].counts.lost()
+        }
         self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
         return parts
     }
@@ -201,6 +205,12 @@ final class ClusterPrefetch: Sendable {
             all[id] = parts
             return parts
         }
+    }
+
+    /// The local jobs with a part still running elsewhere (as last seen): a stop-all stops and
+    /// reports them even when their own items have all ended.
+    var jobsWithRunningParts: [Int] {
+        parts.withLock { $0.filter { $0.value.contains { $0.counts.state == "running" } }.map(\.key) }.sorted()
     }
 
     /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), given the ids kept.

@@ -42,6 +42,15 @@ struct PrefetchCounts: Sendable, Equatable {
         return counts
     }
 
+    /// As a part whose node no longer answers for it is counted: the outstanding items failed,
+    /// and ended.
+    func lost() -> PrefetchCounts {
+        var counts = self
+        counts.failed += outstanding
+        counts.state = "done"
+        return counts
+    }
+
     /// This job's counts with `parts`' added (the id stays this one's): running while any part
     /// runs, else cancelled when any was stopped, else done.
     func adding(_ parts: [PrefetchCounts]) -> PrefetchCounts {

@@ -32,9 +32,15 @@ public final class Prefetcher: Sendable {
     /// Finished jobs kept for `GET /prefetch/{id}` (the newest this many).
     public static let retainedJobs = 1000
 
+    /// The first job id of a run: random in 1...2^40, so that a restarted server does not
+    /// give a job the id of one from before (a client polling, or another node holding a part
+    /// of a job by its id, would reach another job); ids then count up by one, and stay below
+    /// 2^53, the largest whole number a JSON client reads exactly.
+    static func firstID() -> Int { Int.random(in: 1...(1 << 40)) }
+
     private struct State {
         var jobs: [Int: PrefetchJob] = [:]
-        var nextID = 1
+        var nextID = Prefetcher.firstID()
         var totals = Statistics()
         var admission = PrefetchAdmission()
         /// Running jobs that `admission` admitted (the admin's are not counted against anyone).
