@@ -93,9 +93,26 @@ public struct PeerRing: Sendable {
     }
 
     /// zlib's CRC32 of `bytes` after `crc` (the CRC of what came before; 0 to start).
+    /// Eight hex digits that tell two upstreams apart: CRC32 over each server line as
+    /// `SERVER weight=N` and a newline, in order. Nodes given the same `peers` have the same
+    /// fingerprint; nodes whose rings differ (a server missing, another order, another weight)
+    /// almost surely do not, and would send items to owners nginx does not use.
+    public var fingerprint: String {
+        let text = peers.map { "\($0.server) weight=\($0.weight)\n" }.joined()
+        let crc = Self.crc32(Array(text.utf8), continuing: 0)
+        return String(crc, radix: 16).leftPadded(to: 8)
+    }
+
     static func crc32(_ bytes: [UInt8], continuing crc: UInt32) -> UInt32 {
         bytes.withUnsafeBufferPointer { buffer in
             UInt32(CZlib.crc32(uLong(crc), buffer.baseAddress, uInt(buffer.count)))
         }
+    }
+}
+
+extension String {
+    /// This string with "0"s before it up to `count` characters.
+    fileprivate func leftPadded(to count: Int) -> String {
+        String(repeating: "0", count: Swift.max(0, count - self.count)) + self
     }
 }

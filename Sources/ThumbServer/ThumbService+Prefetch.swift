@@ -16,7 +16,7 @@ extension ThumbService {
         let gone = Mutex(false)
         request.clientAbort.onAbort { gone.withLock { $0 = true } }
         DispatchQueue.global(qos: .userInitiated).async {
-            completion(self.startPrefetch(request.body, for: client, caller: Self.passedHeaders(of: request),
+            completion(self.startPrefetch(request.body, for: client, caller: self.passedHeaders(of: request),
                                           callerGone: { gone.withLock { $0 } }))
         }
     }
@@ -30,8 +30,11 @@ extension ThumbService {
     /// What a call to another node about `request`'s jobs carries of it (`ClusterPrefetch`):
     /// the caller's credentials; nil when there is no cluster or `request` is itself a forward
     /// (it is answered here alone).
-    static func passedHeaders(of request: HTTPRequest) -> [(String, String)]? {
-        guard request.headers[ClusterPrefetch.forwardedHeader] == nil else { return nil }
+    func passedHeaders(of request: HTTPRequest) -> [(String, String)]? {
+        guard request.headers[ClusterPrefetch.forwardedHeader] == nil else {
+            if let warning = cluster?.checkPeers(request.headers[ClusterPrefetch.peersHeader]) { Thumbd.warn(warning) }
+            return nil
+        }
         return ClusterPrefetch.passedHeaders.compactMap { name in request.headers[name].map { (name, $0) } }
     }
 
@@ -44,7 +47,7 @@ extension ThumbService {
         }
         var jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
         // In a cluster the caller's jobs stop on every node, whichever started them.
-        guard let cluster, let caller = Self.passedHeaders(of: request) else {
+        guard let cluster, let caller = self.passedHeaders(of: request) else {
             return Self.json(status: 200, "{\"jobs\":[\(jobs.map { Self.jobJSON($0) }.joined(separator: ","))]}\n")
         }
         // Jobs whose own items have ended but whose parts elsewhere still run are running too.
@@ -74,7 +77,7 @@ extension ThumbService {
         guard let job else { return APIError.notFound("no such prefetch job").response }
         // Its parts on other nodes: refreshed, or stopped with it.
         var parts: [ClusterPrefetch.Part] = []
-        if let cluster, let caller = Self.passedHeaders(of: request) {
+        if let cluster, let caller = self.passedHeaders(of: request) {
             parts = cancel ? cluster.stopParts(of: job.id, headers: caller) : cluster.refreshedParts(of: job.id, headers: caller)
         }
         return Self.json(status: 200, Self.jobJSON(job, parts: parts) + "\n")

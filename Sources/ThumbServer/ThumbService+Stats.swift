@@ -143,7 +143,8 @@ extension ThumbService {
             "{\"server\":\(JSON.quote(peer.server)),\"weight\":\(peer.weight),\"down\":\(s.down[i])}"
         }
         return "{\"name\":\(JSON.quote(settings.name)),\"peers\":[\(peers.joined(separator: ","))],"
-            + "\"forwarded_items\":\(s.forwardedItems),\"failed_forwards\":\(s.failedForwards)}"
+            + "\"forwarded_items\":\(s.forwardedItems),\"failed_forwards\":\(s.failedForwards),"
+            + "\"peer_list_mismatches\":\(s.peerListMismatches)}"
     }
 
     func metricsText() -> String {
@@ -177,6 +178,9 @@ extension ThumbService {
                        [("", "\(stats.forwardedItems)")])
                 metric("thumbd_prefetch_failed_forwards_total", "counter",
                        "Prefetch forwards a peer did not answer (it was then marked down).", [("", "\(stats.failedForwards)")])
+                metric("thumbd_peer_list_mismatches_total", "counter",
+                       "Calls from nodes given other peers than this one (they disagree on owners).",
+                       [("", "\(stats.peerListMismatches)")])
             }
         }
         let m = s.memory, d = s.disk

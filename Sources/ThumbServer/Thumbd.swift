@@ -158,7 +158,7 @@ public final class Thumbd: Sendable {
     }
 
     /// One line on stderr, `thumbd: ` first.
-    private static func warn(_ message: String) {
+    static func warn(_ message: String) {
         FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
     }
 

@@ -51,4 +51,41 @@ import Testing
         #expect(try TestClient.get(port: single.port, "/stats").json["node"] is NSNull)
         #expect(!String(decoding: try TestClient.get(port: single.port, "/metrics").body, as: UTF8.self).contains("thumbd_node_info"))
     }
+
+    /// Two upstreams' fingerprints differ when their rings would (a server missing, another
+    /// order or weight), and not otherwise.
+    @Test func theUpstreamFingerprintTellsRingsApart() {
+        let a = PeerRing(peers: [.init(server: "10.0.0.1:80"), .init(server: "10.0.0.2:80")])
+        #expect(a.fingerprint.count == 8 && a.fingerprint.allSatisfy(\.isHexDigit))
+        #expect(PeerRing(peers: [.init(server: "10.0.0.1:80"), .init(server: "10.0.0.2:80")]).fingerprint == a.fingerprint)
+        for other in [[PeerRing.Peer(server: "10.0.0.1:80")],
+                      [.init(server: "10.0.0.2:80"), .init(server: "10.0.0.1:80")],
+                      [.init(server: "10.0.0.1:80"), .init(server: "10.0.0.2:80", weight: 2)]] {
+            #expect(PeerRing(peers: other).fingerprint != a.fingerprint, "\(other)")
+        }
+    }
+
+    /// A call from a node given other peers is counted in `/stats` `node.peer_list_mismatches`
+    /// (and warned about); one from a node with the same peers, or from a client, is not.
+    @Test func aCallFromANodeWithOtherPeersIsCounted() throws {
+        let peers = ["127.0.0.1:9101", "127.0.0.1:9102 weight=2"]
+        let node = try ServerHarness { config in
+            config.peers = peers
+            config.node = "127.0.0.1:9102"
+        }
+        let ours = PeerRing(peers: [.init(server: "127.0.0.1:9101"), .init(server: "127.0.0.1:9102", weight: 2)]).fingerprint
+        func mismatches() throws -> Int? {
+            (try TestClient.get(port: node.port, "/stats").json["node"] as? [String: Any])?["peer_list_mismatches"] as? Int
+        }
+        let body = #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#
+        #expect(try node.post("/prefetch", body, headers: ["Thumbd-Forwarded": "1", "Thumbd-Peers": ours]).status == 202)
+        #expect(try node.post("/prefetch", body).status == 202)
+        #expect(try mismatches() == 0)
+        for _ in 0..<2 {
+            #expect(try node.post("/prefetch", body, headers: ["Thumbd-Forwarded": "1", "Thumbd-Peers": "0badc0de"]).status == 202)
+        }
+        #expect(try mismatches() == 2)
+        let metrics = String(decoding: try TestClient.get(port: node.port, "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("\nthumbd_peer_list_mismatches_total 2\n"))
+    }
 }

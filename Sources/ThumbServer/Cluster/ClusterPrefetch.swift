@@ -21,6 +21,10 @@ final class ClusterPrefetch: Sendable {
     /// proves nothing and need not: it can only make a node do less (a client sending it warms
     /// one node with items others serve), while the owner checks the caller's own credentials.
     static let forwardedHeader = "Thumbd-Forwarded"
+    /// The header each call between nodes carries the caller's upstream fingerprint in
+    /// (`PeerRing.fingerprint`), so that a node given other `peers` is noticed.
+    static let peersHeader = "Thumbd-Peers"
+
     /// The caller's headers a forwarded call carries, so the owner sees the same client (the
     /// admin token or client key, and the id a client names itself by).
     static let passedHeaders = ["Authorization", Client.idHeader]
@@ -38,8 +42,9 @@ final class ClusterPrefetch: Sendable {
     private let client: PeerClient
     /// Parts on other nodes, by the id of the local job they belong to.
     private let parts = Mutex<[Int: [Part]]>([:])
-    /// Items forwarded to owners, and forwards that failed (the peer was then marked down), since start.
-    private let totals = Mutex((forwardedItems: 0, failedForwards: 0))
+    /// Items forwarded to owners, forwards that failed (the peer was then marked down), and
+    /// calls from nodes with another upstream fingerprint, since start; the fingerprints seen.
+    private let totals = Mutex((forwardedItems: 0, failedForwards: 0, peerListMismatches: 0, seen: Set<String>()))
 
     init(settings: ClusterSettings) {
         self.settings = settings
@@ -218,11 +223,25 @@ final class ClusterPrefetch: Sendable {
         parts.withLock { $0 = $0.filter { kept($0.key) } }
     }
 
-    /// Items forwarded and failed forwards since start; and which peers are down now.
-    var statistics: (forwardedItems: Int, failedForwards: Int, down: [Bool]) {
+    /// A call from another node arrived with upstream fingerprint `fingerprint` (nil: none):
+    /// counted, and warned about once per fingerprint, when it is not this node's. Returns the
+    /// warning to print, if any.
+    func checkPeers(_ fingerprint: String?) -> String? {
+        guard let fingerprint, fingerprint != ring.fingerprint else { return nil }
+        let first = totals.withLock { t in
+            t.peerListMismatches += 1
+            return t.seen.insert(fingerprint).inserted
+        }
+        return first ? "a node called with peers fingerprint \(fingerprint), this node's is \(ring.fingerprint): the nodes "
+            + "were given different peers, so they disagree on which node owns a photo (give every node nginx's server lines)" : nil
+    }
+
+    /// Items forwarded, failed forwards and calls from nodes with other peers since start; and
+    /// which peers are down now.
+    var statistics: (forwardedItems: Int, failedForwards: Int, peerListMismatches: Int, down: [Bool]) {
         let now = DispatchTime.now().uptimeNanoseconds
         let t = totals.withLock { $0 }
-        return (t.forwardedItems, t.failedForwards, settings.peers.indices.map { health.isDown($0, now: now) })
+        return (t.forwardedItems, t.failedForwards, t.peerListMismatches, settings.peers.indices.map { health.isDown($0, now: now) })
     }
 
     // MARK: - Calls
@@ -275,7 +294,7 @@ final class ClusterPrefetch: Sendable {
         guard !health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds) else { throw ForwardFailure.unreachable }
         do {
             return try client.send(method: method, server: settings.peers[peer].server, path: path,
-                                   headers: headers + [(Self.forwardedHeader, "1")], body: body)
+                                   headers: headers + [(Self.forwardedHeader, "1"), (Self.peersHeader, ring.fingerprint)], body: body)
         } catch {
             health.markDown(peer, now: DispatchTime.now().uptimeNanoseconds)
             throw error
