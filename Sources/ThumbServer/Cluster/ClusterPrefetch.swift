@@ -69,7 +69,7 @@ final class ClusterPrefetch: Sendable {
                        headers: [(String, String)]) -> (own: [Item], parts: [Part], refused: Int) {
         var own: [Item] = [], started: [Part] = [], refused = 0
         var pending = items
-        // Each round marks at least one more peer down, or ends.
+        // Each round marks at least one more peer down, or ends: one round per peer is enough.
         for _ in 0...settings.peers.count where !pending.isEmpty {
             var byPeer: [Int: [(path: [UInt8], item: Item)]] = [:]
             let down = health.isDown(now: DispatchTime.now().uptimeNanoseconds)
@@ -101,6 +101,8 @@ final class ClusterPrefetch: Sendable {
                 }
             }
         }
+        // Rounds out (a peer_down_seconds shorter than the calls let a peer fail again): here.
+        own += pending.map(\.item)
         return (own, started, refused)
     }
 
