@@ -266,4 +266,25 @@ import Glibc
             #expect(holders.count == 1, "\(client): job \(job) on \(holders)")
         }
     }
+
+    /// What nginx answers itself (a path it cannot parse, a body over client_max_body_size) is
+    /// in thumbd's JSON error form, with the status nginx chose; what a node answers passes
+    /// through as the node said it.
+    @Test func nginxsOwnErrorsAreThumbdsJSON() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx)
+        for path in ["/thumbnails/3/a%00b", "/thumbnails/3/%ZZ", "/thumbnails/3/a%"] {
+            let response = try TestClient.get(port: deployment.front, path)
+            #expect(response.status == 400 && response.header("Content-Type") == "application/json", "\(path): \(response.text)")
+            #expect(response.json["error"] as? String == "bad_request", "\(path): \(response.text)")
+        }
+        let body = String(repeating: " ", count: (1 << 20) + 1)
+        let request = "POST /prefetch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
+        let tooLarge = try TestClient.parse(try TestClient.exchange(port: deployment.front, Array(request.utf8)))
+        #expect(tooLarge.status == 413 && tooLarge.json["error"] as? String == "payload_too_large", "\(tooLarge.text)")
+        // A node's own 400 is not replaced: its message names the sort.
+        let node = try TestClient.get(port: deployment.front, "/assets?sort=sideways")
+        #expect(node.status == 400 && (node.json["message"] as? String ?? "").contains("sort"), "\(node.text)")
+    }
 }
