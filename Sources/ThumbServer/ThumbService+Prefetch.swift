@@ -56,7 +56,7 @@ extension ThumbService {
             prefetcher.job($0, owner: all ? nil : client.owner)
         }
         let stopped = cluster.stopEverywhere(all: all, headers: caller)
-        let folded = jobs.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id)) }
+        let folded = jobs.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id, headers: caller)) }
         return Self.json(status: 200, "{\"jobs\":[\(folded.joined(separator: ","))]}\n")
     }
 

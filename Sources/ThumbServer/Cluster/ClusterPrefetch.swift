@@ -196,22 +196,24 @@ final class ClusterPrefetch: Sendable {
         let id: Int
     }
 
-    /// After `stopEverywhere`: local job `id`'s parts with the final counts their nodes gave;
-    /// a part no node reported (its node did not answer, or it had ended) keeps its counts,
-    /// its outstanding items cancelled when it still ran.
-    func fold(_ stopped: [PartKey: PrefetchCounts], into id: Int) -> [Part] {
-        parts.withLock { all in
-            guard var parts = all[id] else { return [] }
-            for i in parts.indices {
-                if let counts = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] {
-                    parts[i].counts = counts
-                } else if parts[i].counts.state == "running" {
-                    parts[i].counts = parts[i].counts.stopped()
-                }
-            }
-            all[id] = parts
-            return parts
+    /// After `stopEverywhere`: local job `id`'s parts with the final counts their nodes gave.
+    /// A part still running when last seen that no node reported (it had ended just before, or
+    /// its node did not answer) is asked for once more (`GET`, with the caller's `headers`);
+    /// without an answer its outstanding items count as cancelled.
+    func fold(_ stopped: [PartKey: PrefetchCounts], into id: Int, headers: [(String, String)]) -> [Part] {
+        var parts = self.parts.withLock { $0[id] ?? [] }
+        for i in parts.indices {
+            if let counts = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] { parts[i].counts = counts }
         }
+        let unreported = parts.indices.filter {
+            parts[$0].counts.state == "running" && stopped[PartKey(peer: parts[$0].peer, id: parts[$0].id)] == nil
+        }
+        let answers = call(unreported.map { (parts[$0].peer, "GET", "/prefetch/\(parts[$0].id)") }, headers: headers)
+        for (k, i) in unreported.enumerated() {
+            parts[i].counts = answers[k].map { $0.state == "running" ? $0.stopped() : $0 } ?? parts[i].counts.stopped()
+        }
+        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        return parts
     }
 
     /// The local jobs with a part still running elsewhere (as last seen): a stop-all stops and
