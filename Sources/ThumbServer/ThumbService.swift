@@ -74,6 +74,11 @@ public final class ThumbService: HTTPResponder {
         for route in Route.all where route.matches(path) {
             return answer(request, by: route, completion: completion)
         }
+        // A target no route takes that is not even a valid path (RFC 3986 §2.1: `%` not
+        // followed by two hex digits) is malformed, not missing.
+        if PercentDecoding.decodeBytes(path) == nil {
+            return completion(APIError.badRequest("the path has an invalid percent-escape").response)
+        }
         completion(APIError.notFound("no such resource").response)
     }
 

@@ -142,7 +142,9 @@ import Testing
                                                ("GET", "/thumbnails/3/%2e%2e/broken/empty.jpg", 404, "not_found"),
                                                ("GET", "/thumbnails/3/%zz.jpg", 400, "bad_request"),
                                                ("PATCH", "/thumbnails/3/Landscape_1.jpg", 405, "method_not_allowed"),
-                                               ("GET", "/elsewhere", 404, "not_found")] {
+                                               ("GET", "/elsewhere", 404, "not_found"),
+                                               ("GET", "/%", 400, "bad_request"), ("GET", "/a%4", 400, "bad_request"),
+                                               ("GET", "/%41ssets", 404, "not_found")] {
             let response = service.respond(method, target)
             #expect(response.status == status, "\(method) \(target)")
             #expect(response.headers["Content-Type"] == "application/json")
