@@ -28,8 +28,8 @@ extension ThumbService {
     }
 
     /// What a call to another node about `request`'s jobs carries of it (`ClusterPrefetch`):
-    /// the caller's credentials; nil when there is no cluster or `request` is itself a forward
-    /// (it is answered here alone).
+    /// the caller's credentials; nil when `request` is itself a forward (it is answered here
+    /// alone; its caller's peers fingerprint is checked against this node's).
     func passedHeaders(of request: HTTPRequest) -> [(String, String)]? {
         guard request.headers[ClusterPrefetch.forwardedHeader] == nil else {
             if let warning = cluster?.checkPeers(request.headers[ClusterPrefetch.peersHeader]) { Thumbd.warn(warning) }
