@@ -44,7 +44,12 @@ Figures (all from timestamps taken in this process, time.perf_counter):
   renders/drawn      delta of /stats renders.total over the run (read when the server is idle,
                      before, and after everything was stopped and the server drained) / cells drawn
   first screen       from the start to the last byte of the last cell of the first screen (21 at
-                     grid 3); "-" with a count when some of them never became ready
+                     grid 3); "-" with a count when some of them never became ready; in
+                     brackets, that time over the pool time of the screen's renders (the render
+                     times its misses reported in Server-Timing, summed, over one worker per
+                     core): the scroll issue's "within 1.3x of the time the render pool needs for
+                     those renders alone" (cells drawn from a prefetch's render count nothing
+                     there, so the ratio is an upper bound)
   after switch       from a grid switch to when every cell visible right after it was ready
   errors             non-200 answers and broken connections of cell GETs (not cancelled ones),
                      and prefetch calls that failed or answered what the API does not say
@@ -203,7 +208,7 @@ class Conn:
 
 class Cell:
     __slots__ = ("grid", "index", "url", "t_visible", "t_hidden", "t_sent", "t_first", "t_last",
-                 "status", "state", "xcache", "bytes", "error", "task", "slot", "steady")
+                 "status", "state", "xcache", "render_ms", "bytes", "error", "task", "slot", "steady")
 
     def __init__(self, grid, index, url, t_visible, steady):
         self.grid, self.index, self.url, self.t_visible, self.steady = grid, index, url, t_visible, steady
@@ -211,6 +216,7 @@ class Cell:
         self.status = None
         self.state = "new"   # queued | sent | done | error | dropped (queue) | cancelled (connection)
         self.xcache = None
+        self.render_ms = None   # Server-Timing render;dur of a miss this request waited for
         self.bytes = 0
         self.error = None
         self.task = self.slot = None
@@ -304,6 +310,8 @@ class Pool:
                 return
             cell.t_first, cell.t_last, cell.status = t_first, t_last, st
             cell.xcache = hd.get("x-cache")
+            m = re.search(r"render;dur=([0-9.]+)", hd.get("server-timing", ""))
+            cell.render_ms = float(m.group(1)) if m else None
             cell.bytes = len(bd)
             cell.state = "done"
             if hd.get("connection", "").lower() == "close":
@@ -743,6 +751,13 @@ async def scroll_run(args):
         d = {"label": sc["label"], "cells": len(cs), "ready": len(ok),
              "ms": round((max(c.t_last for c in ok) - sc["t0"]) * 1000, 1)
              if ok and len(ok) == len(cs) else None}
+        # The time the render pool needs for the screen's renders alone: the render times its
+        # misses reported (Server-Timing), over one worker per core (the server's default, on
+        # this machine). Cells drawn from a prefetch's render count nothing, so this is a lower
+        # bound of the pool's work and the ratio to it an upper bound.
+        renders = [c.render_ms for c in cs if c.render_ms is not None]
+        d["renders"] = len(renders)
+        d["renders_pool_ms"] = round(sum(renders) / (os.cpu_count() or 1), 1)
         if len(ok) < len(cs):
             d["never_ready"] = {"scrolled_away": sum(1 for c in cs if c.state in ("dropped", "cancelled")),
                                 "blank_at_end": sum(1 for c in cs if c.state == "blank_at_end"),
@@ -856,7 +871,9 @@ def screens_text(r):
     for sc in r["screens"]:
         name = "start" if sc["label"] == "first screen" else sc["label"].replace("after switch ", "")
         if sc["ms"] is not None:
-            parts.append(f"{name} {fmt_ms(sc['ms'])}")
+            pool = sc.get("renders_pool_ms")
+            ratio = f" ({sc['ms'] / pool:.1f}x its {sc['renders']} renders' {fmt_ms(pool)})" if pool else ""
+            parts.append(f"{name} {fmt_ms(sc['ms'])}{ratio}")
         else:
             nr = sc.get("never_ready", {})
             why = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in nr.items() if v)
