@@ -127,6 +127,16 @@ final class ClusterPrefetch: Sendable {
         return chunks
     }
 
+    /// The JSON object a node answered with; nil for anything else.
+    private static func object(_ body: [UInt8]) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+    }
+
+    /// Keeps `parts` as job `id`'s new counts, unless the job's parts were forgotten meanwhile.
+    private func update(_ parts: [Part], of id: Int) {
+        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+    }
+
     /// Remembers `parts` as local job `id`'s.
     func remember(_ parts: [Part], of id: Int) {
         guard !parts.isEmpty else { return }
@@ -146,7 +156,7 @@ final class ClusterPrefetch: Sendable {
         for i in parts.indices where parts[i].counts.state == "running" {
             parts[i].counts = answers[i] ?? parts[i].counts.lost()
         }
-        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        update(parts, of: id)
         return parts
     }
 
@@ -154,7 +164,7 @@ final class ClusterPrefetch: Sendable {
     /// counts; the items of a part whose node does not answer count as cancelled.
     func stopParts(of id: Int, headers: [(String, String)]) -> [Part] {
         let parts = stop(self.parts.withLock { $0[id] ?? [] }, headers: headers)
-        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        update(parts, of: id)
         return parts
     }
 
@@ -182,7 +192,7 @@ final class ClusterPrefetch: Sendable {
             let peer = peers[i]
             guard let response = try? send(peer, "DELETE", all ? "/prefetch?all=true" : "/prefetch", headers: headers, body: []),
                   response.status == 200,
-                  let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                  let object = Self.object(response.body),
                   let jobs = object["jobs"] as? [[String: Any]] else { return }
             let stopped = jobs.compactMap(PrefetchCounts.init(json:))
             answers.withLock { for counts in stopped { $0[PartKey(peer: peer, id: counts.id)] = counts } }
@@ -212,7 +222,7 @@ final class ClusterPrefetch: Sendable {
         for (k, i) in unreported.enumerated() {
             parts[i].counts = answers[k].map { $0.state == "running" ? $0.stopped() : $0 } ?? parts[i].counts.stopped()
         }
-        self.parts.withLock { if $0[id] != nil { $0[id] = parts } }
+        update(parts, of: id)
         return parts
     }
 
@@ -271,7 +281,7 @@ final class ClusterPrefetch: Sendable {
             return .failure(.unreachable)
         }
         guard response.status == 202,
-              let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+              let object = Self.object(response.body),
               let counts = PrefetchCounts(json: object) else { return .failure(.refused) }
         return .success(counts)
     }
@@ -283,7 +293,7 @@ final class ClusterPrefetch: Sendable {
         DispatchQueue.concurrentPerform(iterations: calls.count) { i in
             guard let (peer, method, path) = calls[i],
                   let response = try? send(peer, method, path, headers: headers, body: []), response.status == 200,
-                  let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                  let object = Self.object(response.body),
                   let counts = PrefetchCounts(json: object) else { return }
             answers.withLock { $0[i] = counts }
         }
