@@ -11,7 +11,8 @@ extension ThumbService {
     /// the connection's event loop.
     /// A caller that goes away before the job is queued (a node whose forward timed out, then
     /// closed its connection: this node was hung, and reads the call only now) gets none: its
-    /// items were sent elsewhere meanwhile.
+    /// items were sent elsewhere meanwhile. Best effort: the close is seen on the event loop,
+    /// which a busy node may reach only after the job was queued.
     func startPrefetch(_ request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let gone = Mutex(false)
         request.clientAbort.onAbort { gone.withLock { $0 = true } }
