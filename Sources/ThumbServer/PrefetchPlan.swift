@@ -4,7 +4,7 @@ import Rendering
 import Thumbnails
 
 /// A validated `POST /prefetch` body (docs/API.md, "Prefetch"):
-/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}`,
+/// `{"grid": "3", "sort": "newest", "start": 40, "end": 80}` (optionally with `"focus": 52`),
 /// `{"grid": "3", "sort": "newest", "after": CURSOR, "count": 40}` or `{"grid": "3", "paths": [...]}`
 /// (asset paths as text) and/or `"urls": [...]` (asset paths percent-encoded, as the listing's
 /// `url` gives them: the form that reaches a name that is not UTF-8), with an optional `"format"` (`jpeg`, `png`, `webp`; without it, the entries of a GET without
@@ -13,8 +13,9 @@ struct PrefetchPlan {
     enum Items {
         /// Asset paths, split into segments (bytes, decoded) and checked to stay inside the library.
         case paths([[[UInt8]]])
-        /// `start..<end` of the listing in `order` (end clamped later by the listing).
-        case range(ListingOrder, start: Int, end: Int)
+        /// `start..<end` of the listing in `order` (end clamped later by the listing), warmed
+        /// from `focus` (the client's position, `start` when the body has none; see `ordered`).
+        case range(ListingOrder, start: Int, end: Int, focus: Int)
         /// `count` items of the listing in `order` from `start`: after a cursor's key (`after`),
         /// or from the top when the body has no `after` or it is null.
         case following(ListingOrder, start: ListingStart, count: Int)
@@ -29,7 +30,8 @@ struct PrefetchPlan {
 
     /// - Throws: `APIError` 400 for a body that is not a JSON object, an unknown grid or format,
     ///   a bad range (`start > end`, negative, not whole numbers, `start`/`end` beside
-    ///   `after`/`count`), or a path that leaves the library; 400 `bad_cursor` for an `after`
+    ///   `after`/`count`, `focus` not a whole number ≥ 0 or beside `paths`/`after`), or a path
+    ///   that leaves the library; 400 `bad_cursor` for an `after`
     ///   that is not a cursor of this server's, or of another sort.
     init(body: [UInt8], grids: [GridSpec], webpEnabled: Bool) throws(APIError) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any] else {
@@ -57,7 +59,8 @@ struct PrefetchPlan {
             guard paths.count + urls.count <= Self.maxPaths else {
                 throw APIError.badRequest("paths and urls may name at most \(Self.maxPaths) assets together")
             }
-            guard fields["start"] == nil, fields["end"] == nil, fields["after"] == nil, fields["count"] == nil else {
+            guard fields["start"] == nil, fields["end"] == nil, fields["after"] == nil, fields["count"] == nil,
+                  fields["focus"] == nil else {
                 throw APIError.badRequest("give either paths (or urls) or a range (start/end, after/count), not both")
             }
             var list: [[[UInt8]]] = []
@@ -86,6 +89,7 @@ struct PrefetchPlan {
             guard fields["start"] == nil, fields["end"] == nil else {
                 throw APIError.badRequest("give either start/end or after/count, not both")
             }
+            guard fields["focus"] == nil else { throw APIError.badRequest("focus goes with start/end only") }
             let count = try whole("count")
             switch fields["after"] {
             case nil, is NSNull:
@@ -99,7 +103,18 @@ struct PrefetchPlan {
         }
         let start = try whole("start"), end = try whole("end")
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
-        items = .range(order, start: start, end: end)
+        items = .range(order, start: start, end: end, focus: fields["focus"] == nil ? start : try whole("focus"))
+    }
+
+    /// A range's items in the order they are warmed: from the client's position `focus` (its
+    /// first visible cell, a listing index) to the end, then those before it, nearest first,
+    /// so a preheat rect that also covers rows the client has scrolled past warms the rows on
+    /// screen and ahead of it first. `focus` at or before the range's first item keeps listing
+    /// order; past its last, the whole range runs backwards (a client scrolling up).
+    /// `items` are the range's items from `start` on, in listing order.
+    static func ordered<T>(_ items: [T], start: Int, focus: Int) -> [T] {
+        let split = min(max(focus - start, 0), items.count)
+        return Array(items[split...]) + items[..<split].reversed()
     }
 
     /// A relative asset path's segments; `..`, `.`, empty segments, absolute paths and NUL are refused.

@@ -110,11 +110,12 @@ extension ThumbService {
                                 message: "this client key may prefetch only under its folder (\(JSON.quote(path)) is not)").response
             }
             paths = list
-        case .range(let order, let start, let end):
+        case .range(let order, let start, let end, let focus):
             guard index.isComplete else { return APIError.indexBuilding.response }
-            paths = index.page(order: order, from: .offset(start), limit: end - start, under: client.prefixBytes).items.map {
+            let page = index.page(order: order, from: .offset(start), limit: end - start, under: client.prefixBytes).items.map {
                 $0.path.segments.map { Array($0) }
             }
+            paths = PrefetchPlan.ordered(page, start: start, focus: focus)
         case .following(let order, let start, let count):
             guard index.isComplete else { return APIError.indexBuilding.response }
             paths = index.page(order: order, from: start, limit: count, under: client.prefixBytes).items.map {

@@ -19,7 +19,8 @@ What it models (the scroll issue's client, followed as written):
     half a viewport above and below, recomputed only after the scroll moved more than a third of a
     viewport since the last computation (the first one compares with a zero rect, as the sample);
     rows newly inside it and not covered by a job of ours start a range POST /prefetch
-    {"grid","sort":"newest","start","end"} (contiguous rows in one job); jobs all of whose rows
+    {"grid","sort":"newest","start","end","focus"} (contiguous rows in one job; focus: the first
+    visible cell, which the server warms from); jobs all of whose rows
     left the preheat rect are stopped with DELETE /prefetch/{id}. These calls go over one more
     keep-alive connection, fired without blocking the scroll loop; each answer is checked
     (202 + job JSON with an id, 200 + final job on DELETE).
@@ -45,12 +46,14 @@ Figures (all from timestamps taken in this process, time.perf_counter):
                      before, and after everything was stopped and the server drained) / cells drawn
   first screen       from the start to the last byte of the last cell of the first screen (21 at
                      grid 3); "-" with a count when some of them never became ready; in
-                     brackets, that time over the pool time of the screen's renders (the render
-                     times its misses reported in Server-Timing, summed, over one worker per
-                     core): the scroll issue's "within 1.3x of the time the render pool needs for
-                     those renders alone" (cells drawn from a prefetch's render count nothing
-                     there, so the ratio is an upper bound)
-  after switch       from a grid switch to when every cell visible right after it was ready
+                     brackets, that time over the pool time of the screen's renders (the least
+                     time one worker per core needs for the render times its misses reported in
+                     Server-Timing, each render on one worker: pool_time): the scroll issue's
+                     "within 1.3x of the time the render pool needs for those renders alone"
+                     (cells drawn from a prefetch's render count nothing there, so the ratio is
+                     an upper bound)
+  after switch       from a grid switch to when every cell visible right after it was ready,
+                     with the same ratio
   errors             non-200 answers and broken connections of cell GETs (not cancelled ones),
                      and prefetch calls that failed or answered what the API does not say
   leaks              after the run, within a bounded wait: /stats connections.open back to 1 (our
@@ -74,6 +77,7 @@ Only 127.0.0.1 is ever contacted. Python 3 standard library only.
 import argparse
 import asyncio
 import collections
+import itertools
 import json
 import math
 import os
@@ -403,8 +407,11 @@ class Preheat:
         for r0, r1 in runs:
             job = {"rows": (r0, r1), "id": None, "state": "posting"}
             self.jobs.append(job)
+            # focus: the first visible cell, so a rect that also covers rows scrolled past (a
+            # grid switch's first one) warms the screen and what is ahead of it first
             body = json.dumps({"grid": str(lay.c), "sort": "newest", "start": r0 * lay.c,
-                               "end": min(lay.n, r1 * lay.c)}).encode()
+                               "end": min(lay.n, r1 * lay.c),
+                               "focus": min(lay.n, math.floor(y) * lay.c)}).encode()
             self.stats.fire(self._post(job, body))
         for j in list(self.jobs):
             if not rows.intersection(range(*j["rows"])):
@@ -574,6 +581,25 @@ async def listing(conn, timeout=60.0):
         if offset >= total or not js["items"]:
             break
     return items
+
+
+def pool_time(durations, workers):
+    """The least time `workers` workers need for these jobs, each job on one worker (a render
+    is not split): exact for a few jobs (every assignment tried; three equal renders on two
+    workers need two renders' time, not one and a half), else the bound max(sum / workers,
+    longest), which many jobs meet within one job's time. A lower bound either way."""
+    if not durations:
+        return 0.0
+    bound = max(sum(durations) / workers, max(durations))
+    if workers ** len(durations) > 1 << 16:
+        return bound
+    best = math.inf
+    for assignment in itertools.product(range(workers), repeat=len(durations)):
+        loads = [0.0] * workers
+        for job, worker in zip(durations, assignment):
+            loads[worker] += job
+        best = min(best, max(loads))
+    return best
 
 
 def percentile(values, p):
@@ -752,12 +778,13 @@ async def scroll_run(args):
              "ms": round((max(c.t_last for c in ok) - sc["t0"]) * 1000, 1)
              if ok and len(ok) == len(cs) else None}
         # The time the render pool needs for the screen's renders alone: the render times its
-        # misses reported (Server-Timing), over one worker per core (the server's default, on
-        # this machine). Cells drawn from a prefetch's render count nothing, so this is a lower
-        # bound of the pool's work and the ratio to it an upper bound.
+        # misses reported (Server-Timing) on one worker per core (the server's default, on this
+        # machine), each render on one worker (pool_time). Cells drawn from a prefetch's render
+        # count nothing, so this is a lower bound of the pool's work and the ratio to it an
+        # upper bound.
         renders = [c.render_ms for c in cs if c.render_ms is not None]
         d["renders"] = len(renders)
-        d["renders_pool_ms"] = round(sum(renders) / (os.cpu_count() or 1), 1)
+        d["renders_pool_ms"] = round(pool_time(renders, os.cpu_count() or 1), 1)
         if len(ok) < len(cs):
             d["never_ready"] = {"scrolled_away": sum(1 for c in cs if c.state in ("dropped", "cancelled")),
                                 "blank_at_end": sum(1 for c in cs if c.state == "blank_at_end"),

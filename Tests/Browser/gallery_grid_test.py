@@ -305,6 +305,10 @@ def preheat_prefetches_rows_ahead_and_stops_those_left_behind(binary, profile):
     jumped = new_posts(mark, 1)
     check([as_rows(p) for p in jumped] == [rect(fresh)], "after a jump the page prefetched rows %s, the rect is rows %s"
           % ([as_rows(p) for p in jumped], rect(fresh)))
+    # ... warmed from the first visible cell (the rect starts half a viewport above it)
+    check(jumped[0]["range"].get("focus") == int(fresh // pitch) * columns,
+          "after a jump the prefetch's focus is %r, the first visible cell %d"
+          % (jumped[0]["range"].get("focus"), int(fresh // pitch) * columns))
     jobs.append(page.job_of(jumped[0]))
 
     # One viewport down: only the rows newly in the rect are asked for.

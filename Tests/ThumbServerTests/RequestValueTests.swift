@@ -52,7 +52,7 @@ import Thumbnails
         let sort = value.map { #""sort": \#(JSON.quote($0)), "# } ?? ""
         let body = Array(#"{"grid": "3", \#(sort)"start": 0, "end": 1}"#.utf8)
         return Result { () throws(APIError) -> ListingOrder in
-            guard case .range(let order, _, _) = try PrefetchPlan(body: body, grids: GridSpec.defaults,
+            guard case .range(let order, _, _, _) = try PrefetchPlan(body: body, grids: GridSpec.defaults,
                                                                   webpEnabled: true).items else {
                 throw APIError.badRequest("not a range")
             }

@@ -1,7 +1,8 @@
 extension GalleryPage {
     /// The grid's preheat, as in Apple's `PHCachingImageManager` sample (updateCachedAssets):
     /// the visible rect grown by half a viewport above and below, recomputed once the view moved
-    /// a third of a viewport; rows newly in it are warmed by a range `POST /prefetch`, jobs whose
+    /// a third of a viewport; rows newly in it are warmed by a range `POST /prefetch` (from the
+    /// first visible cell, its `focus`), jobs whose
     /// rows all left it are stopped (`DELETE /prefetch/{id}`), and a column or sort change stops
     /// them all (`DELETE /prefetch`) before the new grid's preheat starts. It reads the grid's
     /// state (`GalleryGridScript`: `grid`, `api`) when called, so it follows that script.
@@ -23,7 +24,8 @@ extension GalleryPage {
       const wanted = {start: Math.max(0, Math.floor((top - height / 2) / grid.pitch)),
                       end: Math.min(grid.rows, Math.ceil((top + height * 1.5) / grid.pitch))};
       const had = preheat.rows || {start: wanted.start, end: wanted.start};
-      for (const range of difference(wanted, had)) startJob(range);
+      const focus = Math.floor(top / grid.pitch) * grid.columns;   // the first visible cell
+      for (const range of difference(wanted, had)) startJob(range, focus);
       for (const job of preheat.jobs.slice()) {
         if (job.end <= wanted.start || job.start >= wanted.end) stopJob(job);
       }
@@ -38,7 +40,9 @@ extension GalleryPage {
         .filter(range => range.start < range.end);
     }
 
-    async function startJob(range) {
+    /** A range job warmed from `focus` (the first visible cell): a rect that also covers rows
+     *  above the screen (the first one after a column switch) warms the screen first. */
+    async function startJob(range, focus) {
       const start = range.start * grid.columns, end = Math.min(grid.total, range.end * grid.columns);
       if (start >= end) return;
       const job = {id: null, start: range.start, end: range.end, epoch: grid.epoch, stopped: false};
@@ -47,7 +51,7 @@ extension GalleryPage {
       try {
         const response = await fetch('/prefetch', {
           method: 'POST', headers: api.headers({'Content-Type': 'application/json'}),
-          body: JSON.stringify({grid: gridName(), sort: grid.sort, start, end})});
+          body: JSON.stringify({grid: gridName(), sort: grid.sort, start, end, focus})});
         if (response.status === 401) { preheat.refused = true; return forget(); }
         if (!response.ok) return forget();
         const answer = await response.json();
