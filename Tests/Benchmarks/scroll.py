@@ -25,8 +25,9 @@ What it models (the scroll issue's client, followed as written):
     keep-alive connection, fired without blocking the scroll loop; each answer is checked
     (202 + job JSON with an id, 200 + final job on DELETE).
   * --switch: grid 3 for a few seconds, then 5 columns (DELETE /prefetch, cancel every cell request
-    of the old grid not yet complete, new layout keeping the top asset index, preheat again, keep
-    scrolling), then 1 column likewise.
+    of the old grid not yet complete, new layout keeping the top asset index, preheat again, hold
+    still until that screen is drawn, at most SWITCH_HOLD seconds, then scroll on), then 1 column
+    likewise.
   * The run ends after --duration seconds or at the end of the library; the last screen then stays
     put until its cells are ready (at most --final-wait seconds).
 
@@ -92,6 +93,10 @@ TICK = 0.010
 ROWS_AT_3 = 7.0
 STEADY_AFTER = 1.5
 READY_MS = 50.0
+# After a grid switch the view holds still until the new screen is drawn, at most this long (s),
+# then scrolls on: a pinch to change columns is not made mid-fling, and a screen scrolled away
+# before it is drawn has no "first screen" time to give.
+SWITCH_HOLD = 3.0
 
 
 def log(*a):
@@ -674,14 +679,19 @@ async def scroll_run(args):
         preheat = Preheat(lay, api, calls) if args.prefetch else None
         visible = {}
         screen = None
+        t_moving = None          # when the view starts moving: at once on the first grid
         while True:
             t = now()
             if screen is None:       # the segment's first tick: the screen at exactly y0
                 t_seg = t
-            elapsed = t - t_seg
-            if elapsed >= seconds:
+                if seg_no == 0:
+                    t_moving = t
+            elif t_moving is None and (t - t_seg >= SWITCH_HOLD or not any(
+                    c.state in ("queued", "sent") for c in screen["cells"])):
+                t_moving = t     # the screen after the switch is drawn (or the hold is over)
+            if t - t_seg >= seconds:
                 break
-            y = min(lay.y_max, y0 + v * elapsed)
+            y = min(lay.y_max, y0 + v * (t - t_moving if t_moving is not None else 0.0))
             vis = set(lay.cells_of_rows(lay.visible_rows(y)))
             for i in vis.difference(visible):
                 c = Cell(columns, i, urls[str(columns)][i], t, (t - t0) >= STEADY_AFTER)
