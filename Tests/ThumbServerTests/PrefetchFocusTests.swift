@@ -6,7 +6,7 @@ import TestSupport
 /// A range prefetch's `focus` (docs/API.md, "Prefetch"): the items from the client's position to
 /// the end are warmed first, then those before it, nearest first. A grid switch's first preheat
 /// covers half a screen above the screen too; in listing order its renders held both workers
-/// while the screen's own misses waited (the scroll benchmark's 5->1 screen: 2.0x its renders'
+/// while the screen's own misses waited (the scroll benchmark's 5->1 screen: 1.6x its renders'
 /// pool time, 1.1x with `focus`).
 @Suite struct PrefetchFocusTests {
     @Test func orderedStartsAtTheFocusThenGoesBackNearestFirst() {
