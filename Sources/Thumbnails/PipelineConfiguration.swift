@@ -41,6 +41,12 @@ public struct PipelineConfiguration: Sendable {
     /// gives the same picture (`derive_grids`). `true` by default.
     public var deriveGrids = true
 
+    /// How long a client waits for a render, ns, from `renderDeadlineSeconds` (at most 10^6 s);
+    /// nil when there is no deadline (0).
+    var waitNanoseconds: UInt64? {
+        renderDeadlineSeconds > 0 ? UInt64(min(renderDeadlineSeconds, 1e6) * 1e9) : nil
+    }
+
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory
     }

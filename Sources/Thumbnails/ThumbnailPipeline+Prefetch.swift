@@ -35,30 +35,9 @@ extension ThumbnailPipeline {
     /// `outcome` is told once what came of it: at once, or when the joined render ends and is
     /// stored.
     func warm(_ request: ThumbnailRequest, outcome: @escaping WarmCompletion) {
-        let digest = request.key.digest
         if isCached(request.key) { return outcome(.skipped) }
         if knownFailures.failure(of: request.failureSource) != nil { return outcome(.failed) }
-        enum Role { case lead, join, takeClientRender }
-        let role = flights.withLock { flights -> Role in
-            if var flight = flights[digest] {
-                flight.stillWanted = true   // its render must run even if its clients go
-                flight.prefetches.append(outcome)   // told when it ends whether it was stored
-                let take = flight.renderQueued && !flight.rendering && flight.outcome == nil
-                if take { flight.rendering = true }
-                flights[digest] = flight
-                return take ? .takeClientRender : .join
-            }
-            var flight = Flight(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                waiters: [], foreground: false)
-            flight.rendering = true
-            flights[digest] = flight
-            return .lead
-        }
-        switch role {
-        case .join: return   // a lookup of this key is under way: its end tells `outcome`
-        case .lead: outcome(complete(request, with: renderNow(request, prefetch: true)))
-        case .takeClientRender: complete(request, with: renderNow(request, prefetch: false))   // tells `outcome` as it ends
-        }
+        handle(.prefetchArrived(key: request.key.digest, prefetch: outcome), for: request)
     }
 }
 

@@ -18,7 +18,7 @@ extension ThumbnailPipeline {
             return .failure(.render(RenderError(kind: .sourceTooLarge,
                 message: "the source is \(request.key.source.size) bytes, over the limit of \(limit) bytes")))
         }
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = clock.now()
         var renderRequest = RenderRequest(source: request.source, spec: request.key.spec,
                                           format: request.key.format.format, quality: request.key.quality,
                                           maxPixels: configuration.maxSourcePixels,
@@ -29,7 +29,7 @@ extension ThumbnailPipeline {
         // fails: the donor is only ever a shortcut).
         let derived = derivationDonor(for: request.key).flatMap { donor in try? renderer.render(from: donor, renderRequest) }
         let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
-        let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+        let milliseconds = Double(clock.now() &- started) / 1e6
         switch result {
         case .success(let thumbnail):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil)

@@ -27,60 +27,32 @@ public final class ThumbnailPipeline: Sendable {
     /// The placeholders renders make (`thumbhash` in the listing), once given a store.
     public let placeholders = Placeholders()
     let renderer: any ThumbnailRendering
-    let flights = Mutex<[String: Flight]>([:])
+    /// Every miss under way: the state machine whose effects this pipeline performs
+    /// (`Flights`). Events go in under this lock; effects are performed outside it.
+    let flights: Mutex<FlightTable>
+    typealias FlightTable = Flights<ThumbnailCompletion, WarmCompletion, ThumbnailResult>
+    /// Uptime in nanoseconds: client deadlines and render times.
+    let clock: any UptimeClock
     let diskQueue = DispatchQueue(label: "thumbd.disk", qos: .userInitiated, attributes: .concurrent)
-
-    /// A lookup in progress for one key, and the requests waiting on it.
-    struct Flight {
-        /// Tells this flight from a later one for the same key (a deadline timer belongs to one).
-        let id: UInt64
-        var waiters: [Waiter]
-        /// Set once the outcome is known; joiners after that get it at once.
-        var outcome: Result<ThumbnailResult, ThumbnailError>?
-        /// Whether a client waits on it (its render then goes to memory as well as disk).
-        var foreground: Bool
-        /// When the armed deadline timer fires (uptime ns); nil when none is armed.
-        var timerDeadline: UInt64?
-        /// Whether a waiter was answered 503 at its deadline (it will ask again: its render
-        /// goes on even with no waiter left), or a prefetch job counts on this flight's render.
-        var stillWanted = false
-        /// Prefetch items that joined this flight, told how it ended when it is removed
-        /// (whether its thumbnail was stored: `WarmOutcome`).
-        var prefetches: [WarmCompletion] = []
-        /// Whether a client render of this flight waits in the foreground queue.
-        var renderQueued = false
-        /// Whether a worker has taken this flight's render: the client's queued one as it comes
-        /// up, or a prefetch item of the same key that came up first (`warm`).
-        var rendering = false
-
-        /// A client flight whose every client went away (`abandon`) before its render started:
-        /// the render is dropped.
-        var isAbandoned: Bool { foreground && waiters.isEmpty && !stillWanted }
-    }
-
-    /// A client waiting on a flight, and when it stops waiting (uptime ns; `.max`: never).
-    struct Waiter {
-        /// Tells this waiter from the flight's others (`Waiting`).
-        let id: UInt64
-        let completion: ThumbnailCompletion
-        let deadline: UInt64
-    }
 
     /// A client's place in a flight, for `abandon(_:)` when the client goes away.
     public struct Waiting: Sendable {
         let digest: String
-        let flight: UInt64
         let waiter: UInt64
     }
 
-    let nextFlightID = Atomic<UInt64>(1)
+    private let nextWaiter = Atomic<UInt64>(1)
 
     /// Opens the disk cache and starts the render workers. `renderer`: libvips by default; tests
     /// give a stand-in.
     /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
-    public init(configuration: PipelineConfiguration, renderer: any ThumbnailRendering = Renderer()) throws {
+    /// `clock`: the system's uptime by default.
+    public init(configuration: PipelineConfiguration, renderer: any ThumbnailRendering = Renderer(),
+                clock: any UptimeClock = SystemUptimeClock()) throws {
         self.configuration = configuration
         self.renderer = renderer
+        self.clock = clock
+        flights = Mutex(FlightTable(waitNanoseconds: configuration.waitNanoseconds))
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
         disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
                              openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
@@ -139,131 +111,106 @@ public final class ThumbnailPipeline: Sendable {
     }
 
     /// The second step of a client request that `cached` did not answer: joins the key's
-    /// flight or leads one (blocking disk read, then render). `completion` runs exactly once,
-    /// synchronously only when the render queue is full (503) or the flight had just finished,
-    /// and not at all after `abandon` with the returned place (nil when it already ran).
+    /// flight or leads one (blocking disk read, then render; `Flights`). `completion` runs
+    /// exactly once, synchronously only when the render queue is full (503) or the flight had
+    /// just been rendered, and not at all after `abandon` with the returned place (nil when it
+    /// already ran).
     @discardableResult
     public func thumbnail(for request: ThumbnailRequest, after absence: Absence,
                           completion: @escaping ThumbnailCompletion) -> Waiting? {
         let digest = request.key.digest
-        let diskLookup = absence.disk
-        enum Role { case leader, waiter, done(Result<ThumbnailResult, ThumbnailError>) }
-        let waiter = Waiter(id: nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                            completion: completion, deadline: waitingDeadline())
-        var timer: (id: UInt64, at: UInt64)?
-        var flightID: UInt64 = 0
-        let role = flights.withLock { flights -> Role in
-            guard var flight = flights[digest] else {
-                let id = nextFlightID.wrappingAdd(1, ordering: .relaxed).oldValue
-                var flight = Flight(id: id, waiters: [waiter], foreground: true)
-                timer = Self.armIfNeeded(&flight, for: waiter)
-                flights[digest] = flight
-                flightID = id
-                return .leader
-            }
-            if let outcome = flight.outcome { return .done(outcome) }
-            flight.waiters.append(waiter)
-            flight.foreground = true
-            timer = Self.armIfNeeded(&flight, for: waiter)
-            flights[digest] = flight
-            flightID = flight.id
-            return .waiter
-        }
-        if let timer { scheduleExpiry(digest, flight: timer.id, at: timer.at) }
-        if case .miss = diskLookup { scheduler.clientMissed(digest) }   // prefetch late for it: catch up
-        switch role {
-        case .leader:
-            // Absent a moment ago and still absent: render. Otherwise (not in the page cache,
-            // or written by a render that finished meanwhile) read it where blocking is fine.
-            if case .miss = diskLookup, disk.countMissIfAbsent(request.key) {
-                startRender(request)
-            } else {
-                diskQueue.async { self.lookUpDisk(request) }
-            }
-        case .waiter:
-            renderStatistics.recordCoalesced()
-        case .done(let outcome):
-            renderStatistics.recordCoalesced()
-            completion(outcome)
-            return nil
-        }
-        return Waiting(digest: digest, flight: flightID, waiter: waiter.id)
+        let waiter = nextWaiter.wrappingAdd(1, ordering: .relaxed).oldValue
+        if case .miss = absence.disk { scheduler.clientMissed(digest) }   // prefetch late for it: catch up
+        let effects = flights.withLock { $0.handle(.clientAsked(key: digest, waiter: waiter, client: completion), at: clock.now()) }
+        let answered = effects.contains { if case .answer = $0 { true } else { false } }
+        perform(effects, for: request, diskLookup: absence.disk)
+        return answered ? nil : Waiting(digest: digest, waiter: waiter)
     }
 
     /// The client at `waiting` went away (its connection closed): it stops waiting, and its
     /// completion is never called. When no client is left on the flight and its render has not
     /// started, the render is dropped as it comes up (`renders.abandoned`), unless a prefetch
     /// job counts on it or a client answered 503 at its deadline will ask again. A render
-    /// already running finishes and is stored. Does nothing once the flight has ended.
+    /// already running finishes and is stored. Does nothing once the flight has been rendered.
     public func abandon(_ waiting: Waiting) {
-        flights.withLock { flights in
-            guard var flight = flights[waiting.digest], flight.id == waiting.flight, flight.outcome == nil else { return }
-            flight.waiters.removeAll { $0.id == waiting.waiter }
-            flights[waiting.digest] = flight
-        }
+        handle(.clientLeft(key: waiting.digest, waiter: waiting.waiter), for: nil)
     }
 
-    /// As a queued client render of flight `id` comes up: whether to run it. Not when the
-    /// flight has ended or a prefetch item took its render (`warm`), nor when every client has
-    /// gone: an abandoned flight is removed here and counted, and its render does not run.
-    private func claimQueuedRender(_ digest: String, flight id: UInt64) -> Bool {
-        let (run, abandoned) = flights.withLock { flights -> (Bool, Bool) in
-            guard var flight = flights[digest], flight.id == id, flight.outcome == nil, !flight.rendering else {
-                return (false, false)
+    /// Feeds `event` to the flights at the clock's time and performs what it leads to.
+    func handle(_ event: FlightTable.Event, for request: ThumbnailRequest?) {
+        let effects = flights.withLock { $0.handle(event, at: clock.now()) }
+        perform(effects, for: request)
+    }
+
+    /// Performs the flights' effects in order, outside their lock. `request`: the request the
+    /// event was about (nil for a timer or a client that left, whose effects need none);
+    /// `diskLookup`: what the disk tier said without waiting, for a leader's `readDisk`.
+    private func perform(_ effects: [FlightTable.Effect], for request: ThumbnailRequest?,
+                         diskLookup: DiskCache.Lookup = .wouldBlock) {
+        for effect in effects {
+            switch effect {
+            case .answer(let clients, let outcome):
+                for client in clients { client(outcome) }
+            case .tell(let prefetches, let outcome):
+                for prefetch in prefetches { prefetch(outcome) }
+            case .armTimer(let key, let flight, let at):
+                diskQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: at)) {
+                    self.handle(.timerFired(key: key, flight: flight), for: nil)
+                }
+            case .countCoalesced: renderStatistics.recordCoalesced()
+            case .countAbandoned: renderStatistics.recordAbandoned()
+            case .countRefused: renderStatistics.recordRefused()
+            case .keepInMemory(let key, let value):
+                if let thumbnail = value.thumbnail { memory.insert(thumbnail, for: key) }
+            case .readDisk, .enqueueRender, .render, .storeOnDisk:
+                guard let request else { preconditionFailure("\(effect) follows only an event about a request") }
+                perform(effect, for: request, diskLookup: diskLookup)
             }
-            if flight.isAbandoned {
-                flights[digest] = nil
-                return (false, true)
+        }
+    }
+
+    /// The effects that do the work of one request: read, queue, render, store.
+    private func perform(_ effect: FlightTable.Effect, for request: ThumbnailRequest, diskLookup: DiskCache.Lookup) {
+        switch effect {
+        case .readDisk(let key, let flight):
+            // Absent a moment ago and still absent: render. Otherwise (not in the page cache,
+            // or written by a render that finished meanwhile) read it where blocking is fine.
+            if case .miss = diskLookup, disk.countMissIfAbsent(request.key) {
+                handle(.diskRead(key: key, flight: flight, found: nil), for: request)
+            } else {
+                diskQueue.async {
+                    let found = self.disk.read(request.key)
+                    if let found { self.memory.insert(found, for: key) }
+                    self.handle(.diskRead(key: key, flight: flight, found: found.map { ThumbnailResult(thumbnail: $0, tier: .disk) }),
+                                for: request)
+                }
             }
-            flight.rendering = true
-            flights[digest] = flight
-            return (true, false)
-        }
-        if abandoned { renderStatistics.recordAbandoned() }
-        return run
-    }
-
-    /// The leader's second step when the entry was not in the page cache: the disk cache (may
-    /// block), then a render.
-    private func lookUpDisk(_ request: ThumbnailRequest) {
-        if let thumbnail = disk.read(request.key) {
-            serveFromDisk(thumbnail, digest: request.key.digest)
-        } else {
-            startRender(request)
-        }
-    }
-
-    private func serveFromDisk(_ thumbnail: Thumbnail, digest: String) {
-        memory.insert(thumbnail, for: digest)
-        finish(digest, with: .success(ThumbnailResult(thumbnail: thumbnail, tier: .disk)))
-        removeFlight(digest, reporting: .skipped)   // it was on disk: a prefetch that joined rendered nothing
-    }
-
-    /// Queues the leader's render (foreground), or answers 503 when the queue is full, or at
-    /// once with the failure remembered for its source.
-    private func startRender(_ request: ThumbnailRequest) {
-        if let failure = knownFailures.failure(of: request.failureSource) {
-            renderStatistics.recordKnownFailure()
-            finish(request.key.digest, with: .failure(.render(failure)))
-            removeFlight(request.key.digest)
-            return
-        }
-        let digest = request.key.digest
-        guard let id = flights.withLock({ $0[digest]?.id }) else { return }
-        let queued = scheduler.enqueue(.foreground) {
-            guard self.claimQueuedRender(digest, flight: id) else { return }
-            self.complete(request, with: self.renderNow(request, prefetch: false))
-        }
-        if queued {
-            flights.withLock { flights in
-                guard var flight = flights[digest], flight.id == id, !flight.rendering else { return }
-                flight.renderQueued = true   // a prefetch item of this key may take it first
-                flights[digest] = flight
+        case .enqueueRender(let key, let flight):
+            if let failure = knownFailures.failure(of: request.failureSource) {
+                renderStatistics.recordKnownFailure()
+                return handle(.rendered(key: key, flight: flight, outcome: .failure(.render(failure))), for: request)
             }
-        } else {
-            renderStatistics.recordRefused()
-            finish(request.key.digest, with: .failure(.overloaded))
-            removeFlight(request.key.digest)
+            let queued = scheduler.enqueue(.foreground) {
+                self.handle(.renderCameUp(key: key, flight: flight), for: request)
+            }
+            if !queued { handle(.renderRefused(key: key, flight: flight), for: request) }
+        case .render(let key, let flight, let forPrefetch):
+            let outcome = renderNow(request, prefetch: forPrefetch)
+            if case .failure(.render(let error)) = outcome { knownFailures.record(error, for: request.failureSource) }
+            handle(.rendered(key: key, flight: flight, outcome: outcome), for: request)
+        case .storeOnDisk(let key, let flight, let value, let inMemory):
+            var stored = WarmOutcome.done
+            if let thumbnail = value.thumbnail {
+                switch disk.store(thumbnail, for: request.key) {
+                case .written: stored = .done
+                case .failed(let why), .tooLarge(let why):
+                    // Held by the memory tier (not when over 10% of its limit, or it is off): done.
+                    stored = inMemory && memory.contains(key) ? .done : .notStored(why)
+                }
+            }
+            handle(.stored(key: key, flight: flight, outcome: stored), for: request)
+        default:
+            preconditionFailure("\(effect) is performed by perform(_:for:diskLookup:)")
         }
     }
 
@@ -278,86 +225,5 @@ public final class ThumbnailPipeline: Sendable {
     @discardableResult
     public func checkDiskCache() -> String? {
         disk.checkDirectories()
-    }
-
-    /// Completes the flight's waiters with a render's outcome, then stores a success: in memory
-    /// when a client waits on it, and on disk. Returns what that came to for a prefetch item,
-    /// and tells it to the prefetch items that joined the flight: `.done` when a tier holds the
-    /// thumbnail now (the disk, or memory when a client waited on the render), `.notStored`
-    /// with the disk's reason when none does.
-    @discardableResult
-    func complete(_ request: ThumbnailRequest, with outcome: Result<ThumbnailResult, ThumbnailError>) -> WarmOutcome {
-        let digest = request.key.digest
-        switch outcome {
-        case .success(let result):
-            // A render's bytes are in memory.
-            guard let thumbnail = result.thumbnail else {
-                finish(digest, with: outcome)
-                removeFlight(digest)
-                return .done
-            }
-            // A client that joined while the render ran still wants it in memory.
-            var held = false
-            if flights.withLock({ $0[digest]?.foreground ?? false }) {
-                memory.insert(thumbnail, for: digest)
-                held = memory.contains(digest)   // not when over 10% of the limit, or the tier is off
-            }
-            finish(digest, with: .success(result))
-            let stored: WarmOutcome
-            switch disk.store(thumbnail, for: request.key) {
-            case .written: stored = .done
-            case .failed(let why), .tooLarge(let why): stored = held ? .done : .notStored(why)
-            }
-            removeFlight(digest, reporting: stored)
-            return stored
-        case .failure(let error):
-            if case .render(let renderError) = error { knownFailures.record(renderError, for: request.failureSource) }
-            finish(digest, with: .failure(error))
-            return Self.warmOutcome(of: error)
-        }
-    }
-
-    /// What a failed lookup comes to for a prefetch item: `.failed` when the source could not
-    /// be rendered, `.notStored` when the render never ran.
-    static func warmOutcome(of error: ThumbnailError) -> WarmOutcome {
-        switch error {
-        case .render: .failed
-        case .overloaded: .notStored("the render queue was full")
-        case .deadlineExceeded: .notStored("the render outlived its deadline")
-        }
-    }
-
-    /// Records the outcome and completes every waiter (outside the lock). A failure ends the
-    /// flight, and the prefetch items that joined it are told (`warmOutcome(of:)`); after a
-    /// success they are told by `removeFlight`, once the thumbnail is stored or not.
-    func finish(_ digest: String, with outcome: Result<ThumbnailResult, ThumbnailError>) {
-        let (waiters, prefetches) = flights.withLock { flights -> ([ThumbnailCompletion], [WarmCompletion]) in
-            guard var flight = flights[digest] else { return ([], []) }
-            let waiters = flight.waiters.map(\.completion)
-            flight.waiters = []
-            if case .success = outcome {
-                flight.outcome = outcome
-                flights[digest] = flight
-                return (waiters, [])
-            }
-            flights[digest] = nil   // failures are not remembered: the next request tries again
-            return (waiters, flight.prefetches)
-        }
-        for waiter in waiters { waiter(outcome) }
-        if case .failure(let error) = outcome {
-            for prefetch in prefetches { prefetch(Self.warmOutcome(of: error)) }
-        }
-    }
-
-    /// Removes a flight whose outcome is known (or that no client waits on), and tells the
-    /// prefetch items that joined it `outcome` (outside the lock): taken in the same lock as
-    /// the removal, so an item that joins at the last moment is told too.
-    func removeFlight(_ digest: String, reporting outcome: WarmOutcome = .done) {
-        let prefetches = flights.withLock { flights -> [WarmCompletion] in
-            guard let flight = flights[digest], flight.outcome != nil || flight.waiters.isEmpty else { return [] }
-            flights[digest] = nil
-            return flight.prefetches
-        }
-        for prefetch in prefetches { prefetch(outcome) }
     }
 }

@@ -120,7 +120,7 @@ import TestSupport
 
         /// Prefetch items waiting on the flight of `photo`'s key.
         func joined(_ photo: String) -> Int {
-            pipeline.flights.withLock { $0[request(photo).key.digest]?.prefetches.count ?? 0 }
+            pipeline.flights.withLock { $0.flights[request(photo).key.digest]?.prefetches.count ?? 0 }
         }
     }
 
