@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import Locking
 import Foundation
 import Synchronization
 
@@ -139,6 +140,7 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+        ThreadRole.current = .eventLoop
         clinux_name_thread(name)
         let capacity = 256
         let ids = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)

@@ -1,5 +1,6 @@
 import HTTP
 import Thumbnails
+import Locking
 
 /// `GET /healthz` (docs/API.md, "Endpoints"): whether the server serves as configured.
 extension ThumbService {
@@ -11,6 +12,7 @@ extension ThumbService {
     /// see it. A disk that is full or read-only is not a fault here (`disk_cache.write_errors`
     /// counts it). Blocks on file I/O: call it off the event loops.
     func healthResponse() -> HTTPResponse {
+        ThreadRole.assertNot(.eventLoop, "healthResponse blocks on file I/O")
         guard let fault = pipeline.checkDiskCache() else { return Self.json(status: 200, "{\"status\":\"ok\"}\n") }
         return Self.json(status: 503, "{\"status\":\"degraded\",\"disk_cache\":\(JSON.quote(fault))}\n")
     }

@@ -2,6 +2,7 @@ import Foundation
 import Library
 import Rendering
 import Thumbnails
+import Locking
 
 /// `GET /stats` (docs/API.md, "Stats") and `GET /metrics` (Prometheus text format 0.0.4): the same
 /// numbers, read once per request from the caches, the render statistics and the request counters.
@@ -43,6 +44,7 @@ extension ThumbService {
     /// Checks the disk cache's directories first (`ThumbnailPipeline.checkDiskCache`), so the
     /// disk counts are of entries that are there. Blocks on file I/O: call it off the event loops.
     func statsSnapshot() -> StatsSnapshot {
+        ThreadRole.assertNot(.eventLoop, "statsSnapshot blocks on file I/O")
         pipeline.checkDiskCache()
         let pipeline = pipeline.statistics
         let listing = index.page(order: .newest, from: .offset(0), limit: 0)

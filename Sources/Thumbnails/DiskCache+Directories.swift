@@ -5,6 +5,7 @@ import Rendering
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// Keeping the cache's directories while the server runs: a tmp cleaner, or a user clearing the
@@ -46,6 +47,7 @@ extension DiskCache {
     /// Blocks on file I/O: call it off the event loops.
     @discardableResult
     public func checkDirectories() -> String? {
+        ThreadRole.assertNot(.eventLoop, "DiskCache.checkDirectories blocks on file I/O")
         let seen = Self.identities(directory)
         if directories.withLock({ $0.fault == nil && $0.identities == seen }) { return nil }
         return recover()

@@ -4,6 +4,7 @@ import Rendering
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// The second cache tier: one file per thumbnail under `directory`, bounded by bytes, least
@@ -177,6 +178,7 @@ public final class DiskCache: Sendable {
     /// The thumbnail stored for `key`, or nil (a miss). A stored file that fails the checks is
     /// deleted and counted in `corrupt`. A hit becomes most recently used. Blocks on file I/O.
     public func read(_ key: CacheKey) -> Thumbnail? {
+        ThreadRole.assertNot(.eventLoop, "DiskCache.read blocks on file I/O")
         if case .hit(let thumbnail) = lookUp(key, waiting: true, countingMisses: true) { return thumbnail }
         return nil
     }
@@ -273,6 +275,7 @@ public final class DiskCache: Sendable {
     /// the file could not be written, or while the directories cannot be made again;
     /// `.tooLarge` (no error) for an entry larger than the whole limit.
     public func store(_ thumbnail: Thumbnail, for key: CacheKey) -> WriteOutcome {
+        ThreadRole.assertNot(.eventLoop, "DiskCache.store blocks on file I/O")
         let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
         let cost = Self.blocks(bytes.count)
         guard cost <= limitBytes else {

@@ -39,3 +39,4 @@ struct FIFO<Element> {
         return element
     }
 }
+extension FIFO: Sendable where Element: Sendable {}

@@ -3,6 +3,7 @@ import Foundation
 import Library
 import Rendering
 import Synchronization
+import Locking
 
 /// The cache and render pipeline: memory cache → disk cache → render, with coalescing.
 ///
@@ -195,6 +196,7 @@ public final class ThumbnailPipeline: Sendable {
             }
             if !queued { handle(.renderRefused(key: key, flight: flight), for: request) }
         case .render(let key, let flight, let forPrefetch):
+            ThreadRole.assertCurrent(.renderWorker, "a render runs on a render worker")
             let outcome = renderNow(request, prefetch: forPrefetch)
             if case .failure(.render(let error)) = outcome { knownFailures.record(error, for: request.failureSource) }
             handle(.rendered(key: key, flight: flight, outcome: outcome), for: request)

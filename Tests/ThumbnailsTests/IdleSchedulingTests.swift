@@ -71,6 +71,6 @@ import Testing
         }
         #expect(idleStarted.wait(timeout: .now() + 10) == .success)
         let quiet = startedAt.withLock { $0 } &- missEnded.withLock { $0 }
-        #expect(quiet >= RenderScheduler.idleQuietNanoseconds - 50_000_000, "started \(Double(quiet) / 1e6) ms after the miss")
+        #expect(quiet >= RenderQueues<Int>.idleQuietNanoseconds - 50_000_000, "started \(Double(quiet) / 1e6) ms after the miss")
     }
 }

@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func clientMissesRunNewestFirstOnceTheOldestWaitedTooLong() {
-        // Past RenderScheduler.lifoAfterNanoseconds (250 ms).
+        // Past RenderQueues<Int>.lifoAfterNanoseconds (250 ms).
         #expect(clientMissOrder(holdMicroseconds: 400_000) == ["third", "second", "first"])
     }
 

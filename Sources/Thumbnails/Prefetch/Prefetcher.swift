@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 
 /// Runs prefetch jobs (docs/API.md, "Prefetch"; like `PHCachingImageManager.startCachingImages`):
@@ -76,6 +77,7 @@ public final class Prefetcher: Sendable {
     ///   refusal is counted in `statistics.refused`.
     public func start(grid: String, owner: String = "anonymous", limited: Bool = true, requests: [ThumbnailRequest],
                       failedUpfront: Int = 0) throws(PrefetchRefusal) -> PrefetchJob {
+        ThreadRole.assertNot(.eventLoop, "Prefetcher.start blocks on file I/O")
         if limited {
             let now = clock()
             let refusal = state.withLock { s -> PrefetchRefusal? in
