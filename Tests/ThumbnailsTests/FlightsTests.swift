@@ -239,9 +239,12 @@ import Testing
             Step(8, .rendered(key: k, flight: 1, outcome: .success("old")), []),
             Step(9, .stored(key: k, flight: 1, outcome: .done), []),
             Step(10, .clientLeft(key: k, waiter: 1), []),
+            // Flight 1's queued render comes up while flight 2's waits in the queue: not run.
+            Step(11, .diskRead(key: k, flight: 2, found: nil), [.enqueueRender(key: k, flight: 2)]),
+            Step(12, .renderCameUp(key: k, flight: 1), []),
         ])
         #expect(machine.count == 1)
-        #expect(machine.phase(of: k).map { if case .readingDisk = $0 { true } else { false } } == true)
+        #expect(machine.phase(of: k).map { if case .queued = $0 { true } else { false } } == true)
     }
 
     @Test func aClientLeavingOnceTheRenderEndedChangesNothing() {
