@@ -14,6 +14,7 @@ import Testing
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
+            config.libraryWatch = false   // an inotify instance a route test does not need
             config.corsOrigins = origins
             config.adminToken = adminToken
             thumbd = try Thumbd(config: config)   // not started: no socket is bound

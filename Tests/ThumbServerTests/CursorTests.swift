@@ -131,7 +131,7 @@ import TestSupport
     /// generations as a rescan does, and a cursor continues across the watch's updates.
     @Test func theWatchDrivenListingChangesTheGenerationAndKeepsCursors() throws {
         let library = try LinksLibrary(count: 4)
-        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600 }
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 3600; $0.libraryWatch = true }
         server.waitForInitialScan()
         let first = try server.get("/assets?limit=2")
         let before = try #require(first.json["generation"] as? Int)

@@ -19,6 +19,7 @@ import Testing
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
+            config.libraryWatch = false   // an inotify instance a route test does not need
             config.memoryCacheBytes = memoryCacheBytes
             config.adminToken = adminToken
             thumbd = try Thumbd(config: config)   // not started: no socket is bound
@@ -167,6 +168,7 @@ import Testing
         var config = Config()
         config.library = library
         config.cacheDirectory = cache
+        config.libraryWatch = false
         let thumbd = try Thumbd(config: config)
         defer { thumbd.service.pipeline.stop() }
         func get(_ target: String) -> HTTPResponse {

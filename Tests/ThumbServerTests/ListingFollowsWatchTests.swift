@@ -26,6 +26,7 @@ import Testing
         let server = try ServerHarness(library: library.path) { config in
             config.indexRescanSeconds = 600
             config.indexSweepSeconds = 0
+            config.libraryWatch = true
         }
         server.waitForInitialScan()
         #expect(try listed(server) == ["2024/a.jpg", "2024/b.jpg"])

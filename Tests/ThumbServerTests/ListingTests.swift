@@ -124,7 +124,7 @@ import Testing
 
     @Test func theWatcherPicksUpChangesWithinSeconds() throws {
         let library = try DatedLibrary()
-        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 0.2 }
+        let server = try ServerHarness(library: library.root) { $0.indexRescanSeconds = 0.2; $0.libraryWatch = true }
         try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: library.root + "/late.jpg")
         let deadline = Date().addingTimeInterval(5)
         var total = 0

@@ -31,6 +31,10 @@ final class ServerHarness: @unchecked Sendable {
         // The placeholder backfill renders through the server's renderer: a stand-in's renders
         // are the test's to count and hold, so it runs only where a test turns it on.
         config.thumbhashBackfill = renderer is Renderer
+        // Each watch is an inotify instance, of which Debian lets a user hold 128
+        // (fs.inotify.max_user_instances) across all processes: a full run in parallel held
+        // about 117, and a test whose watch got none failed. Tests of the watch turn it on.
+        config.libraryWatch = false
         configure(&config)
         self.config = config
         thumbd = try Thumbd(config: config, renderer: renderer)
