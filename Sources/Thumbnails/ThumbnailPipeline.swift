@@ -306,7 +306,7 @@ public final class ThumbnailPipeline: Sendable {
             let stored: WarmOutcome
             switch disk.store(thumbnail, for: request.key) {
             case .written: stored = .done
-            case .failed(let why), .tooLarge(let why): stored = held ? .done : .notStored(why)
+            case .failed(let why), .tooLarge(let why), .noRoom(let why): stored = held ? .done : .notStored(why)
             }
             removeFlight(digest, reporting: stored)
             return stored
