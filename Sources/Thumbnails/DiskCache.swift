@@ -244,15 +244,15 @@ public final class DiskCache: Sendable {
     /// when the file turns out missing, corrupt or not in the page cache.
     private func lookUp(_ key: CacheKey, waiting: Bool, countingMisses: Bool, countingHits: Bool = true) -> Lookup {
         let hit = countingHits ? 1 : 0   // added now, taken back if the entry cannot be served
-        let known = index.withLock { state -> Bool in
-            guard state.lru.touch(key.digest) != nil else {
+        let known = index.withLock { state -> Int? in
+            guard let write = state.lru.touch(key.digest) else {
                 if countingMisses { state.lru.misses += 1 }
-                return false
+                return nil
             }
             state.lru.hits += hit
-            return true
+            return write
         }
-        guard known else { return .miss }
+        guard let write = known else { return .miss }
         let path = path(for: key.digest)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
         if fd < 0 && (errno == EMFILE || errno == ENFILE) {
@@ -276,11 +276,11 @@ public final class DiskCache: Sendable {
             close(fd)
         }
         guard let thumbnail else {
-            if fd >= 0 { CacheDirectory.removeEntry(path) }
+            let left = fd >= 0 ? !removeDropped(path) : isEntryLeft(path)
             index.withLock { state in
                 state.lru.hits -= hit
                 state.open[key.digest] = nil
-                if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
+                if state.drop(key.digest, write: write, fileLeft: left), fd >= 0 { state.corrupt += 1 }
                 if countingMisses { state.lru.misses += 1 }
             }
             return .miss
@@ -392,11 +392,16 @@ public final class DiskCache: Sendable {
 
     /// Removes an entry's file dropped from the index (`CacheDirectory.removeEntry`). False when
     /// a file of thumbd's form is still there (its unlink failed): its bytes stay counted then.
-    /// Nothing there, or only what is not thumbd's (the cache never counts it), is true.
     func removeDropped(_ path: String) -> Bool {
-        if CacheDirectory.removeEntry(path) { return true }
+        CacheDirectory.removeEntry(path) || !isEntryLeft(path)
+    }
+
+    /// Whether a file of thumbd's form (`CacheDirectory.holdsEntry`) is at entry path `path`, in
+    /// a shard that is a real directory: the bytes the cache must count. Nothing there, or only
+    /// what is not thumbd's, is not counted.
+    func isEntryLeft(_ path: String) -> Bool {
         let shard = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        return !(CacheDirectory.isRealDirectory(shard) && CacheDirectory.holdsEntry(path))
+        return CacheDirectory.isRealDirectory(shard) && CacheDirectory.holdsEntry(path)
     }
 
     /// Unlinks a file this process created; false when it is still there.
@@ -464,5 +469,17 @@ public final class DiskCache: Sendable {
         }
         if close(fd) != 0 && failure == 0 { failure = errno }
         return (failure, failure != 0 && !removeOwn(path))
+    }
+}
+
+extension DiskCache.Index {
+    /// Drops `digest`'s entry when it is still the one `write` made (not written again since it
+    /// was looked up: a newer file at its name is counted by its own write). Its bytes stay
+    /// counted, in `pendingUnlink`, when `fileLeft` (its file could not be deleted). True when
+    /// dropped.
+    mutating func drop(_ digest: String, write: Int, fileLeft: Bool) -> Bool {
+        guard lru.peek(digest) == write, let cost = lru.remove(digest) else { return false }
+        if fileLeft { pendingUnlink += cost }
+        return true
     }
 }
