@@ -22,13 +22,13 @@ extension DiskCache {
     /// Counts hits, not misses (as `readWithoutWaiting`). A descriptor shortage is `.wouldBlock`.
     public func openWithoutWaiting(_ key: CacheKey) -> OpenLookup {
         let digest = key.digest
-        enum Known { case no, yes((entry: OpenDiskEntry, stamp: FileStamp)?) }
+        enum Known { case no, yes(write: Int, (entry: OpenDiskEntry, stamp: FileStamp)?) }
         let known = index.withLock { state -> Known in
-            guard state.lru.touch(digest) != nil else { return .no }
+            guard let write = state.lru.touch(digest) else { return .no }
             state.lru.hits += 1
-            return .yes(state.open[digest])
+            return .yes(write: write, state.open[digest])
         }
-        guard case .yes(let cached) = known else { return .miss }
+        guard case .yes(let write, let cached) = known else { return .miss }
         let path = path(for: digest)
         var st = stat()
         if let cached, stat(path, &st) == 0, FileStamp(st) == cached.stamp {
@@ -41,7 +41,7 @@ extension DiskCache {
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[digest] = nil
-                if missing { state.lru.remove(digest) }
+                if missing { _ = state.drop(digest, write: write, fileLeft: false) }
             }
             return missing ? .miss : .wouldBlock
         }
@@ -58,11 +58,11 @@ extension DiskCache {
         afterCheckForTesting.withLock { $0 }?(path)
         guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
             close(fd)
-            CacheDirectory.removeEntry(path)
+            let left = !removeDropped(path)
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[digest] = nil
-                if state.lru.remove(digest) != nil { state.corrupt += 1 }
+                if state.drop(digest, write: write, fileLeft: left) { state.corrupt += 1 }
             }
             return .miss
         }

@@ -16,9 +16,18 @@ import Locking
 /// never sees a half-written file at an entry's name; every read checks length, key and checksum
 /// (`DiskEntry`) and drops what fails. The directory must be thumbd's (`CacheDirectory.claim`),
 /// and a file in it is deleted or replaced only when it has the form of thumbd's own
-/// (`CacheDirectory.removeEntry`); anything else is left alone. Space is reserved and victims are deleted *before* a new
-/// file is written, so the bytes on disk never exceed the limit. Sizes are counted in 4 KiB blocks
+/// (`CacheDirectory.removeEntry`); anything else is left alone. Sizes are counted in 4 KiB blocks
 /// as the file system allocates them.
+///
+/// The bytes on disk (entries and temporary files) never exceed the limit, at any instant: every
+/// file thumbd may have there is counted against it until it is gone. An entry in the index
+/// counts its size; a write counts its size (`reserved`) from before it creates its temporary
+/// file until it is indexed or its file removed; a victim evicted for a write stays counted
+/// until the write has unlinked it, inside the write's reservation and, for what it holds beyond
+/// it, in `pendingUnlink`. So another write that lands between the eviction and the unlink
+/// finds no room in bytes still on disk. A file an unlink could not remove stays counted in
+/// `pendingUnlink` until a restart. A write that finds no room even with every entry evicted
+/// (writes and deletions under way hold it: a limit only a few thumbnails large) is not written.
 ///
 /// Never throws after start-up: a failed read is a miss, a failed write counts in `writeErrors`.
 /// Directories removed while it runs are made again by the start-up rules
@@ -31,7 +40,8 @@ public final class DiskCache: Sendable {
     /// Counters and gauges for `/stats` (`disk_cache`).
     public struct Statistics: Sendable, Equatable {
         public var entries = 0
-        /// Bytes the entries occupy, in 4 KiB blocks.
+        /// Bytes counted against the limit, in 4 KiB blocks: the entries', the writes' under
+        /// way, and those of files dropped from the index but not yet deleted.
         public var bytes = 0
         public var limitBytes = 0
         public var hits = 0
@@ -55,6 +65,9 @@ public final class DiskCache: Sendable {
         case failed(String)
         /// Larger than the whole limit: not written, and no error.
         case tooLarge(String)
+        /// Not written, and no error: the room it needs is held by writes and deletions under way
+        /// (with a limit only a few thumbnails large); a later write finds it free.
+        case noRoom(String)
     }
 
     /// Raised by `init` only.
@@ -68,8 +81,13 @@ public final class DiskCache: Sendable {
         var lru = LRUList<Int>()
         /// Entries checked and kept open for `openWithoutWaiting`, with what their path showed.
         var open: [String: (entry: OpenDiskEntry, stamp: FileStamp)] = [:]
-        /// Bytes reserved by writes in progress, counted against the limit.
+        /// Bytes reserved by writes in progress, counted against the limit (each write's size,
+        /// from before its temporary file exists until it is indexed or removed).
         var reserved = 0
+        /// Bytes of files dropped from the index and maybe still on disk, counted against the
+        /// limit: a write's victims beyond its own size, until it has unlinked them; and files
+        /// an unlink could not remove (until a restart).
+        var pendingUnlink = 0
         var writeErrors = 0
         var corrupt = 0
         var nextTemporary = 0
@@ -101,6 +119,10 @@ public final class DiskCache: Sendable {
     /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
     /// write into the file at the worst moment). Nil in the server.
     let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Tests only: runs in `store` with the digests of the write's victims, after they were
+    /// chosen and dropped from the index and before their files are unlinked (to let another
+    /// write run at the worst moment). Nil in the server: a `let`, so nil costs one test.
+    let victimsChosenForTesting: (@Sendable ([String]) -> Void)?
 
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
     /// indexes the entries already there, oldest first, evicting down to `limitBytes`.
@@ -112,9 +134,20 @@ public final class DiskCache: Sendable {
     /// directory fault is said; stderr (`thumbd: ` first) by default.
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
-    public init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
-                library: String? = nil, faultRecheckSeconds: Double = 1,
-                warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
+    public convenience init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1,
+                            openEntryLimit: Int = 256, library: String? = nil, faultRecheckSeconds: Double = 1,
+                            warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
+        try self.init(directory: directory, limitBytes: limitBytes, recencyResolutionSeconds: recencyResolutionSeconds,
+                      openEntryLimit: openEntryLimit, library: library, faultRecheckSeconds: faultRecheckSeconds,
+                      warn: warn, victimsChosenForTesting: nil)
+    }
+
+    /// The public `init`, with `victimsChosenForTesting` (tests only).
+    init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
+         library: String? = nil, faultRecheckSeconds: Double = 1,
+         warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning,
+         victimsChosenForTesting: (@Sendable ([String]) -> Void)?) throws {
+        self.victimsChosenForTesting = victimsChosenForTesting
         self.directory = directory
         self.openEntryLimit = max(0, openEntryLimit)
         self.limitBytes = max(0, limitBytes)
@@ -213,15 +246,15 @@ public final class DiskCache: Sendable {
     /// when the file turns out missing, corrupt or not in the page cache.
     private func lookUp(_ key: CacheKey, waiting: Bool, countingMisses: Bool, countingHits: Bool = true) -> Lookup {
         let hit = countingHits ? 1 : 0   // added now, taken back if the entry cannot be served
-        let known = index.withLock { state -> Bool in
-            guard state.lru.touch(key.digest) != nil else {
+        let known = index.withLock { state -> Int? in
+            guard let write = state.lru.touch(key.digest) else {
                 if countingMisses { state.lru.misses += 1 }
-                return false
+                return nil
             }
             state.lru.hits += hit
-            return true
+            return write
         }
-        guard known else { return .miss }
+        guard let write = known else { return .miss }
         let path = path(for: key.digest)
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)   // O_NONBLOCK: a FIFO planted here must not hang the thread
         if fd < 0 && (errno == EMFILE || errno == ENFILE) {
@@ -245,11 +278,11 @@ public final class DiskCache: Sendable {
             close(fd)
         }
         guard let thumbnail else {
-            if fd >= 0 { CacheDirectory.removeEntry(path) }
+            let left = fd >= 0 ? !removeDropped(path) : isEntryLeft(path)
             index.withLock { state in
                 state.lru.hits -= hit
                 state.open[key.digest] = nil
-                if state.lru.remove(key.digest) != nil, fd >= 0 { state.corrupt += 1 }
+                if state.drop(key.digest, write: write, fileLeft: left), fd >= 0 { state.corrupt += 1 }
                 if countingMisses { state.lru.misses += 1 }
             }
             return .miss
@@ -272,8 +305,9 @@ public final class DiskCache: Sendable {
     /// holds. The directories are checked first (`checkDirectories`: made again when they were
     /// removed); a write that still finds one gone (ENOENT, removed just then) has them made
     /// again and is tried once more. `.failed` (counted in `writeErrors`) when
-    /// the file could not be written, or while the directories cannot be made again;
-    /// `.tooLarge` (no error) for an entry larger than the whole limit.
+    /// the file could not be written, a victim not deleted, or while the directories cannot be
+    /// made again; `.tooLarge` (no error) for an entry larger than the whole limit; `.noRoom` (no
+    /// error) when writes and deletions under way hold the room it needs.
     public func store(_ thumbnail: Thumbnail, for key: CacheKey) -> WriteOutcome {
         ThreadRole.assertNot(.eventLoop, "DiskCache.store blocks on file I/O")
         let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
@@ -288,55 +322,100 @@ public final class DiskCache: Sendable {
             return .failed(fault)
         }
         let digest = key.digest
-        let (victims, write) = index.withLock { state -> ([String], Int) in
-            var victims: [String] = []
-            if state.lru.remove(digest) != nil { victims.append(digest) }
-            while state.lru.totalCost + state.reserved + cost > limitBytes, let oldest = state.lru.leastRecentKey {
-                state.lru.remove(oldest)
+        // Under the lock: the victims leave the index, and the write's reservation (its size,
+        // or its victims' when more: they are on disk until it unlinks them) is counted.
+        let claim = index.withLock { state -> (victims: [(digest: String, cost: Int)], write: Int, excess: Int)? in
+            // Were every entry evicted, this one would still not fit: the room is held by
+            // writes and deletions under way. Nothing is evicted for a write that cannot be made.
+            guard state.reserved + state.pendingUnlink + cost <= limitBytes else { return nil }
+            var victims: [(digest: String, cost: Int)] = []
+            if let old = state.lru.remove(digest) { victims.append((digest, old)) }
+            while state.lru.totalCost + state.reserved + state.pendingUnlink + cost > limitBytes,
+                  let oldest = state.lru.leastRecentKey, let evicted = state.lru.remove(oldest) {
                 state.lru.evictions += 1
-                victims.append(oldest)
+                victims.append((oldest, evicted))
             }
             state.open[digest] = nil
-            for victim in victims { state.open[victim] = nil }
+            for victim in victims { state.open[victim.digest] = nil }
+            let excess = max(0, victims.reduce(0) { $0 + $1.cost } - cost)
             state.reserved += cost
+            state.pendingUnlink += excess
             state.nextTemporary += 1
-            return (victims, state.nextTemporary)
+            return (victims, state.nextTemporary, excess)
         }
-        for victim in victims { CacheDirectory.removeEntry(path(for: victim)) }
+        guard let (victims, write, excess) = claim else {
+            return .noRoom("the disk cache's limit of \(limitBytes) bytes is held by writes under way")
+        }
+        victimsChosenForTesting?(victims.map(\.digest))
+        // Only once they are gone does their room go to other writes.
+        let stranded = victims.reduce(0) { $0 + (removeDropped(path(for: $1.digest)) ? 0 : $1.cost) }
+        if stranded > 0 {
+            // A victim could not be deleted: it stays counted, and this write is not made (the
+            // room it was to take is still on disk).
+            index.withLock { state in
+                state.reserved -= cost
+                state.pendingUnlink += stranded - excess
+                state.writeErrors += 1
+            }
+            return .failed("cannot delete evicted entries in the disk cache \(directory)")
+        }
+        if excess > 0 { index.withLock { $0.pendingUnlink -= excess } }
 
         let temporaryPath = temporaryDirectory + "/\(getpid())-\(write).tmp"
-        var failure = place(bytes, digest: digest, through: temporaryPath)
-        if failure == ENOENT, checkDirectories() == nil {
-            failure = place(bytes, digest: digest, through: temporaryPath)
+        var (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
+        if failure == ENOENT, !leftBehind, checkDirectories() == nil {
+            (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
         }
         index.withLock { state in
             state.reserved -= cost
             if failure == 0 { state.lru.insert(digest, write, cost: cost) } else { state.writeErrors += 1 }
+            if leftBehind { state.pendingUnlink += cost }   // a temporary file unlink could not remove
         }
         guard failure != 0 else { return .written }
         return .failed("cannot write to the disk cache \(directory): \(String(cString: strerror(failure)))")
     }
 
     /// One attempt at writing an entry: its shard, the temporary file, the rename into place.
-    /// 0, or the `errno` of the step that failed (what it created is removed then).
-    private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> Int32 {
+    /// 0, or the `errno` of the step that failed (what it created is removed then; `leftBehind`
+    /// when that removal failed too).
+    private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> (failure: Int32, leftBehind: Bool) {
         // EEXIST is the usual answer; ENOENT says entries/ is gone.
         let shard = shardDirectory(for: digest)
-        if mkdir(shard, 0o755) != 0 && errno == ENOENT { return ENOENT }
+        if mkdir(shard, 0o755) != 0 && errno == ENOENT { return (ENOENT, false) }
         // A symlink (or anything but a directory) planted at the shard's name leads out of the
         // cache, perhaps into the library: never written through.
-        guard CacheDirectory.isRealDirectory(shard) else { return ENOTDIR }
+        guard CacheDirectory.isRealDirectory(shard) else { return (ENOTDIR, false) }
         // writeAll removes what it created when it fails, and touches nothing it did not create.
-        let failure = Self.writeAll(bytes, to: temporaryPath)
-        guard failure == 0 else { return failure }
+        let written = Self.writeAll(bytes, to: temporaryPath)
+        guard written.failure == 0 else { return written }
         let moved = Self.moveIntoPlace(temporaryPath, path(for: digest))
-        if moved != 0 { unlink(temporaryPath) }   // made just now by writeAll
-        return moved
+        guard moved != 0 else { return (0, false) }
+        return (moved, !Self.removeOwn(temporaryPath))   // made just now by writeAll
+    }
+
+    /// Removes an entry's file dropped from the index (`CacheDirectory.removeEntry`). False when
+    /// a file of thumbd's form is still there (its unlink failed): its bytes stay counted then.
+    func removeDropped(_ path: String) -> Bool {
+        CacheDirectory.removeEntry(path) || !isEntryLeft(path)
+    }
+
+    /// Whether a file of thumbd's form (`CacheDirectory.holdsEntry`) is at entry path `path`, in
+    /// a shard that is a real directory: the bytes the cache must count. Nothing there, or only
+    /// what is not thumbd's, is not counted.
+    func isEntryLeft(_ path: String) -> Bool {
+        let shard = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        return CacheDirectory.isRealDirectory(shard) && CacheDirectory.holdsEntry(path)
+    }
+
+    /// Unlinks a file this process created; false when it is still there.
+    private static func removeOwn(_ path: String) -> Bool {
+        unlink(path) == 0 || errno == ENOENT
     }
 
     public var statistics: Statistics {
         var statistics = index.withLock { state in
-            Statistics(entries: state.lru.count, bytes: state.lru.totalCost + state.reserved, limitBytes: limitBytes,
+            Statistics(entries: state.lru.count, bytes: state.lru.totalCost + state.reserved + state.pendingUnlink,
+                       limitBytes: limitBytes,
                        hits: state.lru.hits, misses: state.lru.misses, evictions: state.lru.evictions,
                        writeErrors: state.writeErrors, corrupt: state.corrupt)
         }
@@ -372,13 +451,14 @@ public final class DiskCache: Sendable {
     }
 
     /// Creates `path` (it must not exist) holding `bytes`; on a failure removes the file it
-    /// created. Returns 0 when all was written and closed, else the `errno` that stopped it.
-    private static func writeAll(_ bytes: [UInt8], to path: String) -> Int32 {
+    /// created. Returns 0 when all was written and closed, else the `errno` that stopped it, and
+    /// whether the file it created is left behind (its removal failed).
+    private static func writeAll(_ bytes: [UInt8], to path: String) -> (failure: Int32, leftBehind: Bool) {
         // Read-only: thumbd never writes an entry in place (a write goes to tmp/ and is renamed),
         // and a hit may be sent from the file with sendfile while it sits in a socket buffer.
         // O_EXCL: a file already at this name is not ours to write into, nor to remove.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        guard fd >= 0 else { return errno }
+        guard fd >= 0 else { return (errno, false) }
         var done = 0
         var failure = bytes.withUnsafeBytes { buffer -> Int32 in
             while done < buffer.count {
@@ -391,7 +471,18 @@ public final class DiskCache: Sendable {
             return 0
         }
         if close(fd) != 0 && failure == 0 { failure = errno }
-        if failure != 0 { unlink(path) }
-        return failure
+        return (failure, failure != 0 && !removeOwn(path))
+    }
+}
+
+extension DiskCache.Index {
+    /// Drops `digest`'s entry when it is still the one `write` made (not written again since it
+    /// was looked up: a newer file at its name is counted by its own write). Its bytes stay
+    /// counted, in `pendingUnlink`, when `fileLeft` (its file could not be deleted). True when
+    /// dropped.
+    mutating func drop(_ digest: String, write: Int, fileLeft: Bool) -> Bool {
+        guard lru.peek(digest) == write, let cost = lru.remove(digest) else { return false }
+        if fileLeft { pendingUnlink += cost }
+        return true
     }
 }
