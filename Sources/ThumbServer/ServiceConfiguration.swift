@@ -8,11 +8,13 @@ public struct ServiceConfiguration: Sendable {
     public var grids: [GridSpec] = GridSpec.defaults
     /// `Cache-Control` of a thumbnail asked for by its versioned URL, whose `?v=` is the current
     /// `ThumbnailVersion` token of its source (the URLs `/assets` lists): the URL changes when the
-    /// thumbnail does, so it may be kept for good. `public, max-age=31536000, immutable` by default.
+    /// thumbnail does, so it may be kept for good (a signed URL's, until its `exp` at most:
+    /// `thumbnailCacheControl`). `public, max-age=31536000, immutable` by default.
     public var cacheControl = "public, max-age=31536000, immutable"
     /// `Cache-Control` of a thumbnail asked for without `?v=`, or with a `v` that is not its
     /// source's current token (a replaced photo, a stale listing): the URL stays when the photo
-    /// changes, so a cache must ask again (with `If-None-Match`, answered `304`).
+    /// changes, so a cache must ask again (with `If-None-Match`, answered `304`). Capped at a
+    /// signed URL's `exp` as `cacheControl` is.
     /// `public, no-cache` by default.
     public var unversionedCacheControl = "public, no-cache"
     /// Whether `Accept: image/webp` gives WebP. `true` by default.

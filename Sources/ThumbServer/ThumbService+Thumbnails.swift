@@ -12,9 +12,13 @@ extension ThumbService {
     func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
         // A URL that is not signed as it must be is refused before anything looks at the disk.
-        if configuration.signing.isEnabled,
-           let refusal = configuration.signing.refusal(path: request.path, query: request.query, now: Self.unixTime()) {
-            return completion(refusal.response)
+        // A signed one's answers are fresh until its `exp` at most (`thumbnailCacheControl`).
+        let signedUntil: Int?
+        do {
+            signedUntil = configuration.signing.isEnabled
+                ? try configuration.signing.verifiedExpiry(path: request.path, query: request.query, now: Self.unixTime()) : nil
+        } catch {
+            return completion(error.response)
         }
         let resolved: ResolvedKeyCache.Entry
         let versioned: Bool
@@ -28,27 +32,34 @@ extension ThumbService {
             return completion(error.response)
         }
         let key = resolved.key
-        let cacheControl = versioned ? configuration.cacheControl : configuration.unversionedCacheControl
         let noneMatch = request.headers.contains("If-None-Match")
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
-        if case .tag = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
+        if case .tag = noneMatch {
+            return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+        }
         // Hits are answered here, without a closure or a flight.
         let absence: ThumbnailPipeline.Absence
         switch pipeline.cached(key, acceptsFile: true) {
         case .hit(let result):
-            if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-            return completion(hitResponse(result, for: resolved, versioned: versioned))
+            if case .any = noneMatch {
+                return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+            }
+            return completion(hitResponse(result, for: resolved, versioned: versioned, signedUntil: signedUntil))
         case .absent(let missing):
             absence = missing
         }
         let thumbnailRequest = ThumbnailRequest(key: key, asset: resolved.asset)
         let waiting = pipeline.thumbnail(for: thumbnailRequest, after: absence) { [self] result in
+            // Worked out now, not when the request came: a render may take seconds of a signed URL's life.
             switch result {
             case .success(let result):
-                if case .any = noneMatch { return completion(Self.notModified(key, cacheControl: cacheControl)) }
-                completion(result.tier == .miss ? missResponse(result, for: key, cacheControl: cacheControl)
-                    : hitResponse(result, for: resolved, versioned: versioned))
+                if case .any = noneMatch {
+                    return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+                }
+                completion(result.tier == .miss
+                    ? missResponse(result, for: key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil))
+                    : hitResponse(result, for: resolved, versioned: versioned, signedUntil: signedUntil))
             case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
                 && retries > 0:
                 respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
@@ -64,6 +75,13 @@ extension ThumbService {
     /// The time now, whole seconds since 1970 (signed URLs' `exp`, client keys' expiry).
     static func unixTime() -> Int { Int(Date().timeIntervalSince1970) }
 
+    /// The `Cache-Control` of a thumbnail answer sent now (`thumbnailCacheControl`); the clock is
+    /// read only for a signed URL (`signedUntil`: its `exp`).
+    private func cacheControl(versioned: Bool, signedUntil: Int?) -> String {
+        configuration.thumbnailCacheControl(versioned: versioned, signedUntil: signedUntil,
+                                            now: signedUntil == nil ? 0 : Self.unixTime())
+    }
+
     /// The headers every 200 for `key` carries (docs/API.md, "Thumbnails"); `cacheControl` is the
     /// versioned or the unversioned policy.
     private func thumbnailHeaders(for key: CacheKey, format: ImageFormat, tier: CacheTier,
@@ -78,10 +96,15 @@ extension ThumbService {
         return headers
     }
 
-    /// A 200 from the memory or disk tier, with the URL's prepared headers.
+    /// A 200 from the memory or disk tier, with the URL's prepared headers; for a signed URL
+    /// (`signedUntil`: its `exp`), headers made now, since its `Cache-Control` counts down to `exp`.
     private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry,
-                             versioned: Bool) -> HTTPResponse {
-        Self.ok(resolved.headers(tier: result.tier, format: result.format, versioned: versioned), result.body)
+                             versioned: Bool, signedUntil: Int?) -> HTTPResponse {
+        guard signedUntil != nil else {
+            return Self.ok(resolved.headers(tier: result.tier, format: result.format, versioned: versioned), result.body)
+        }
+        return Self.ok(thumbnailHeaders(for: resolved.key, format: result.format, tier: result.tier,
+                                        cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)), result.body)
     }
 
     /// A 200 with `headers` and the thumbnail's bytes, from memory or sent from their file.
@@ -127,9 +150,10 @@ extension ThumbService {
         if case .changed(let entry) = known, let same = memo.confirm(entry, key: key, asset: asset, stamp: stamp) {
             return same
         }
+        // Unsigned URLs' headers (a signed URL's hits make theirs: `hitResponse`).
         return memo.store(request.path, format: format, key: key, asset: asset, stamp: stamp) { tier, format, versioned in
             thumbnailHeaders(for: key, format: format, tier: tier,
-                             cacheControl: versioned ? configuration.cacheControl : configuration.unversionedCacheControl)
+                             cacheControl: configuration.thumbnailCacheControl(versioned: versioned, signedUntil: nil, now: 0))
         }
     }
 

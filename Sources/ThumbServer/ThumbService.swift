@@ -84,10 +84,26 @@ public final class ThumbService: HTTPResponder {
 
     /// Answers a request `route` matched: 401 without the admin token where the route needs it,
     /// 404 when the rest of the path names nothing, 405 (with the route's `Allow`) for a method
-    /// it does not answer, 204 with `Allow` for OPTIONS, else its handler's response. A public
-    /// route's responses carry the CORS headers `configuration.cors` gives the request's `Origin`.
+    /// it does not answer, 204 with `Allow` for OPTIONS, else its handler's response. Every
+    /// response of a public route, refusals and errors included (a 401 for a missing or expired
+    /// client key, a 400, a 404, a 503…), carries the CORS headers `configuration.cors` gives the
+    /// request's `Origin`: a page on another origin can read why it was refused ("sign in again")
+    /// instead of seeing a network error.
     private func answer(_ request: HTTPRequest, by route: Route, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let method = Route.Methods(method: request.method)
+        // First, so that no answer below can leave without them.
+        var completion = completion
+        if (route.access == .open || route.access == .listing) && configuration.cors.isEnabled {
+            let preflight = method == .options && request.headers.contains("Access-Control-Request-Method")
+            let cors = configuration.cors.headers(origin: request.headers["Origin"], preflight: preflight)
+            if !cors.isEmpty {
+                completion = { [completion] response in
+                    var response = response
+                    for (name, value) in cors { response.headers.add(name, value) }
+                    completion(response)
+                }
+            }
+        }
         if route.access != .open,
            let refusal = AdminAuthorization.refusal(for: request, method: method, access: route.access,
                                                     token: configuration.adminToken) {
@@ -105,18 +121,6 @@ public final class ThumbService: HTTPResponder {
         case .success(let who): client = who
         case .failure(let refusal): return completion(refusal.response)
         case nil: break
-        }
-        var completion = completion
-        if (route.access == .open || route.access == .listing) && configuration.cors.isEnabled {
-            let preflight = method == .options && request.headers.contains("Access-Control-Request-Method")
-            let cors = configuration.cors.headers(origin: request.headers["Origin"], preflight: preflight)
-            if !cors.isEmpty {
-                completion = { [completion] response in
-                    var response = response
-                    for (name, value) in cors { response.headers.add(name, value) }
-                    completion(response)
-                }
-            }
         }
         if let resource = route.resource, let missing = resource(route.rest(of: request.path)) {
             return completion(missing.response)

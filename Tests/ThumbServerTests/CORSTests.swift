@@ -10,13 +10,14 @@ import Testing
         let cache = NSTemporaryDirectory() + "thumbd-cors-\(UUID().uuidString)"
         let thumbd: Thumbd
 
-        init(origins: [String], adminToken: String = "") throws {
+        init(origins: [String], adminToken: String = "", configure: (inout Config) -> Void = { _ in }) throws {
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
             config.libraryWatch = false   // an inotify instance a route test does not need
             config.corsOrigins = origins
             config.adminToken = adminToken
+            configure(&config)
             thumbd = try Thumbd(config: config)   // not started: no socket is bound
         }
 
@@ -125,6 +126,56 @@ import Testing
         let refused = service.respond("OPTIONS", "/assets", [("Origin", "https://evil.example"),
                                                              ("Access-Control-Request-Method", "GET")])
         #expect(refused.status == 204 && cors(refused) == [:])
+    }
+
+    /// A refusal or an error of an opened route carries the same CORS headers as its 200 (issue
+    /// 31): a web app whose client key expired reads 401 `key_expired` and asks its user to sign in
+    /// again, where without `Access-Control-Allow-Origin` the browser gives the script a network
+    /// error. Listed origins: the allowed one echoed, `Vary: Origin` on every answer; `*`: a star.
+    @Test(arguments: [[Self.app, "http://localhost:5173"], ["*"]])
+    func refusalsAndErrorsOfAnOpenedRouteCarryThem(origins: [String]) throws {
+        let signingKey = "k1:" + String(repeating: "4f2a", count: 16)
+        let service = try Service(origins: origins) { config in
+            config.clientKeys = [ClientKeyTests.alice, ClientKeyTests.bob]   // bob's expired in 2023
+            config.signingKeys = [signingKey]
+        }
+        let listed = origins != ["*"]
+        let allowed = ["Allow-Origin": listed ? Self.app : "*", "Expose-Headers": "ETag, X-Cache, Server-Timing, Retry-After"]
+        let origin = ("Origin", Self.app)
+        let expired = 1_700_000_000   // 2023-11-14
+        let expiredSignature = URLSigning.query(key: URLSigning.Key(id: "k1", secret: Crypto.bytes(hex: String(signingKey.dropFirst(3)))!),
+                                                grid: Array("3".utf8), path: Array("Landscape_1.jpg".utf8), expires: expired)
+        let cases: [(String, String, [(String, String)], Int, String)] = [
+            ("GET", "/assets", [origin], 401, "unauthorized"),
+            ("GET", "/assets", [origin, ("Authorization", "Bearer not-a-key")], 401, "unauthorized"),
+            ("GET", "/assets", [origin, ("Authorization", "Bearer bob-phone-key")], 401, "key_expired"),
+            ("HEAD", "/assets", [origin, ("Authorization", "Bearer bob-phone-key")], 401, "key_expired"),
+            ("GET", "/assets", [origin, ("Authorization", "Bearer alice-phone-key"), ("Thumbd-Client-Id", "not an id")], 400, "bad_request"),
+            ("GET", "/assets?limit=-1", [origin, ("Authorization", "Bearer alice-phone-key")], 400, "bad_request"),
+            ("POST", "/assets", [origin, ("Authorization", "Bearer alice-phone-key")], 405, "method_not_allowed"),
+            ("GET", Self.thumbnail, [origin], 403, "signature_required"),
+            ("GET", Self.thumbnail + "?" + expiredSignature, [origin], 403, "signature_expired"),
+            ("GET", "/thumbnails/3/no-such-photo.jpg?" + URLSigning.query(
+                key: URLSigning.Key(id: "k1", secret: Crypto.bytes(hex: String(signingKey.dropFirst(3)))!), grid: Array("3".utf8),
+                path: Array("no-such-photo.jpg".utf8), expires: Int(Date().timeIntervalSince1970) + 600), [origin], 404, "not_found"),
+        ]
+        for (method, target, headers, status, code) in cases {
+            let response = service.respond(method, target, headers)
+            let what = "\(method) \(target) \(headers.dropFirst().map(\.1))"
+            #expect(response.status == status, "\(what)")
+            if method != "HEAD" {
+                let json = try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+                #expect(json?["error"] as? String == code, "\(what)")
+            }
+            #expect(cors(response) == allowed, "\(what)")
+            #expect(response.headers.values("Vary").filter { $0 == "Origin" }.count == (listed ? 1 : 0), "\(what)")
+        }
+        // An origin not listed still gets `Vary: Origin` on a refusal, and no CORS header.
+        if listed {
+            let other = service.respond("GET", "/assets", [("Origin", "https://evil.example")])
+            #expect(other.status == 401 && cors(other) == [:])
+            #expect(other.headers.values("Vary") == ["Origin"])
+        }
     }
 
     /// What needs `admin_token` (`/stats`, `/metrics`, `/prefetch…`) is never opened, token or

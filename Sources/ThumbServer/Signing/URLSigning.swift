@@ -90,28 +90,41 @@ public struct URLSigning: Sendable, Equatable {
     /// is compared in constant time (`Crypto.equal`, `CRYPTO_memcmp`), then the expiry is judged, so `signature_expired` and `expiry_too_far` speak only of URLs that
     /// were genuinely signed.
     func refusal(path: Substring, query: Substring?, now: Int) -> APIError? {
+        do {
+            _ = try verifiedExpiry(path: path, query: query, now: now)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The `exp` (seconds since 1970) of a thumbnail URL signed as this server needs, which its
+    /// responses must not be cached past (`ServiceConfiguration.thumbnailCacheControl`); nil
+    /// when signing is off. Checks as `refusal` says.
+    /// - Throws: `APIError` 403, the one `refusal` gives.
+    func verifiedExpiry(path: Substring, query: Substring?, now: Int) throws(APIError) -> Int? {
         guard isEnabled else { return nil }
         let (exp, kid, sig) = Self.parameters(query)
         guard exp != nil || kid != nil || sig != nil else {
-            return Self.refused("signature_required",
-                                "this server serves signed thumbnail URLs only: add exp, kid and sig (README, \"Deploying a private library\")")
+            throw Self.refused("signature_required",
+                               "this server serves signed thumbnail URLs only: add exp, kid and sig (README, \"Deploying a private library\")")
         }
         guard let exp, let kid, let sig else {
-            return Self.refused("signature_invalid", "a signed URL needs all of exp, kid and sig")
+            throw Self.refused("signature_invalid", "a signed URL needs all of exp, kid and sig")
         }
         guard exp.utf8.count <= 12, exp.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let expires = Int(exp) else {
-            return Self.refused("signature_invalid", "exp must be a time in whole seconds since 1970")
+            throw Self.refused("signature_invalid", "exp must be a time in whole seconds since 1970")
         }
         guard let key = keys.first(where: { $0.id == kid }) else {
-            return Self.refused("signature_invalid", "no signing key of this server has the id in kid")
+            throw Self.refused("signature_invalid", "no signing key of this server has the id in kid")
         }
         guard let presented = Base64URL.decode(sig), presented.count == Crypto.digestBytes else {
-            return Self.refused("signature_invalid", "sig must be 43 characters of base64url (an HMAC-SHA256)")
+            throw Self.refused("signature_invalid", "sig must be 43 characters of base64url (an HMAC-SHA256)")
         }
         var segments: [[UInt8]] = []
         for raw in path.dropFirst("/thumbnails/".count).split(separator: "/", omittingEmptySubsequences: false) {
             guard let segment = PercentDecoding.decodeBytes(raw) else {
-                return Self.refused("signature_invalid", "the signature does not match this URL's grid, path and exp")
+                throw Self.refused("signature_invalid", "the signature does not match this URL's grid, path and exp")
             }
             segments.append(segment)
         }
@@ -119,16 +132,16 @@ public struct URLSigning: Sendable, Equatable {
         let expected = Crypto.hmacSHA256(key: key.secret, message: Self.message(
             grid: grid, path: Self.canonicalPath(Array(segments.dropFirst())), expires: expires))
         guard Crypto.equal(presented, expected) else {
-            return Self.refused("signature_invalid", "the signature does not match this URL's grid, path and exp")
+            throw Self.refused("signature_invalid", "the signature does not match this URL's grid, path and exp")
         }
         if expires < now {
-            return Self.refused("signature_expired", "the signed URL expired \(now - expires) s ago; ask for a new one")
+            throw Self.refused("signature_expired", "the signed URL expired \(now - expires) s ago; ask for a new one")
         }
         if expires - now > maxLifetimeSeconds {
-            return Self.refused("expiry_too_far", "the signed URL expires more than \(maxLifetimeSeconds) s from now "
+            throw Self.refused("expiry_too_far", "the signed URL expires more than \(maxLifetimeSeconds) s from now "
                 + "(signed_url_max_seconds); sign it for a shorter time")
         }
-        return nil
+        return expires
     }
 
     /// The first `exp`, `kid` and `sig` of `query`, as sent: in one pass over its bytes, with no
