@@ -22,21 +22,23 @@ public enum FormatChoice: String, Sendable, Hashable {
 
 /// The cache key of one thumbnail (docs/API.md, "The cache key covers"): the asset path as spelled
 /// on disk (`ResolvedAsset.assetPath`: every URL spelling of one file gives the same), the
-/// source identity, the grid spec, the format choice and quality, and `pipelineVersion`. GET,
+/// source identity, the format choice, and the `Rendition` (pipeline version, grid spec, quality). GET,
 /// HEAD and prefetch build it the same way. `digest` names the disk entry and makes the ETag.
 /// Immutable; a class so that handing a key along (every hit does, several times) is one
 /// reference, not a copy of its six strings. Equal when the canonical text is, byte for byte.
 public final class CacheKey: Sendable, Hashable {
-    /// Bumped whenever rendering changes what bytes a key stands for.
-    public static let pipelineVersion = 1
+    /// Bumped whenever rendering changes what bytes a key stands for (`Rendition.pipelineVersion`).
+    public static var pipelineVersion: Int { Rendition.pipelineVersion }
 
     /// The asset path, as given (spelled as on disk).
     public let assetPath: DiskPath
     public let source: SourceIdentity
-    public let spec: GridSpec
     public let format: FormatChoice
+    /// What besides the source and format decides the pixels.
+    public let rendition: Rendition
+    public var spec: GridSpec { rendition.spec }
     /// JPEG/WebP quality, 1...100.
-    public let quality: Int
+    public var quality: Int { rendition.quality }
     /// The canonical text of every field above; stored in disk entries to rule out collisions.
     public let canonical: String
     /// XXH3-128 of `canonical`, 32 hex characters.
@@ -53,15 +55,13 @@ public final class CacheKey: Sendable, Hashable {
     public init(asset: DiskPath, source: SourceIdentity, spec: GridSpec, format: FormatChoice, quality: Int) {
         self.assetPath = asset
         self.source = source
-        self.spec = spec
         self.format = format
-        self.quality = quality
+        rendition = Rendition(spec: spec, quality: quality)
         // `|` cannot be confused: the path is last and every field before it is fixed-form. A
         // path that is not UTF-8 is written as NUL and its bytes percent-encoded: no path
         // contains NUL, so it cannot be mistaken for a UTF-8 name.
         let path = asset.string ?? "\u{0}" + PathEncoding.percentEncoded(asset.bytes)
-        let canonical = "v\(Self.pipelineVersion)|\(spec.name):\(spec.width)x\(spec.height):\(spec.fit.rawValue)"
-            + "|\(format.rawValue)|q\(quality)|\(source.size)|\(source.modifiedNanoseconds)|\(path)"
+        let canonical = rendition.keyText(format: format) + "|\(source.size)|\(source.modifiedNanoseconds)|\(path)"
         self.canonical = canonical
         let digest = Digest.hex128(canonical.utf8)
         self.digest = digest

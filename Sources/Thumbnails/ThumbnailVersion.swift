@@ -3,8 +3,8 @@ import Rendering
 
 /// The `v` of a versioned thumbnail URL, `/thumbnails/{grid}/{asset path}?v={token}`: 16
 /// lower-case hex characters of XXH3-64 over what, besides the asset path (in the URL already)
-/// and the format (chosen per request, under `Vary: Accept`), decides a thumbnail's pixels:
-/// `CacheKey.pipelineVersion`, the grid spec, the quality, and the source's identity (size and
+/// and the format (chosen per request, under `Vary: Accept`), decides a thumbnail's pixels: the
+/// `Rendition` (pipeline version, grid spec, quality) and the source's identity (size and
 /// mtime in ns). `/assets` computes it from the index's stored size and mtime, a `GET` from the
 /// identity its path resolves to (once per memoised URL): both agree while the file is
 /// unchanged, and a replaced file, a changed grid spec or quality, or a new pipeline give a new
@@ -13,9 +13,12 @@ public struct ThumbnailVersion: Sendable {
     /// XXH3-64 seed from the spec, quality and pipeline version, so a token hashes 16 bytes.
     private let seed: UInt64
 
+    public init(_ rendition: Rendition) {
+        seed = Array(rendition.tokenText.utf8).withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count) }
+    }
+
     public init(spec: GridSpec, quality: Int) {
-        let rendition = "v\(CacheKey.pipelineVersion)|\(spec.width)x\(spec.height):\(spec.fit.rawValue)|q\(quality)"
-        seed = Array(rendition.utf8).withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count) }
+        self.init(Rendition(spec: spec, quality: quality))
     }
 
     /// The token of a thumbnail of `source` under this spec and quality.
@@ -27,6 +30,6 @@ public struct ThumbnailVersion: Sendable {
 
     /// The token of the thumbnail `key` names (its source, spec and quality; not its path or format).
     public static func token(for key: CacheKey) -> String {
-        ThumbnailVersion(spec: key.spec, quality: key.quality).token(for: key.source)
+        ThumbnailVersion(key.rendition).token(for: key.source)
     }
 }
