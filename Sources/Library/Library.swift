@@ -13,6 +13,9 @@ public struct ResolvedAsset: Sendable, Equatable {
     public var assetPath: DiskPath
     /// The absolute path on disk, as spelled on disk, with symlinks resolved.
     public var absolutePath: DiskPath
+    /// `absolutePath` relative to the root: the file the asset path reaches, every symlink
+    /// followed (what `LibraryScope` judges).
+    public var realPath: DiskPath
     /// The path as reached from the root, before symlinks are resolved: what a later check of
     /// "is this asset path still that file" must `stat` (following links), so that a symlink
     /// removed, retargeted or replaced is noticed as well as a replaced file.
@@ -108,6 +111,7 @@ public struct Library: Sendable {
         case .outside: throw .outsideRoot
         }
         return ResolvedAsset(assetPath: DiskPath(bytes: onDisk), absolutePath: resolved,
+                             realPath: DiskPath(bytes: resolved.bytes.dropFirst(rootPath.count + 1)),
                              requestedPath: path, identity: SourceIdentity(st),
                              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }

@@ -14,8 +14,8 @@ extension ThumbService {
     /// Most items one page may hold (docs/API.md).
     static let maxListingLimit = 10_000
 
-    /// The page `client` sees: with a `Client.prefix`, the listing of that folder alone (the one
-    /// place the scope of `/assets` is applied: everything an item carries comes from this page).
+    /// The page `client` sees: the listing of its `Client.scope` alone (the one place the scope
+    /// of `/assets` is applied: everything an item carries comes from this page).
     /// With `signing_keys`, each thumbnail URL is signed by the first key until `URLSigning.expiry`
     /// of one bucket from now (so one to two buckets).
     func respondWithListing(to request: HTTPRequest, for client: Client) -> HTTPResponse {
@@ -49,7 +49,7 @@ extension ThumbService {
             }
         }
         guard index.isComplete else { return APIError.indexBuilding.response }
-        let page = index.page(order: order, from: start, limit: limit, under: client.prefixBytes)
+        let page = index.page(order: order, from: start, limit: limit, in: client.scope)
         let next = page.hasMore ? page.items.last.map { "\"" + ListingCursor(order: order, key: $0.listingKey).token + "\"" } : nil
         // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
         let grids = configuration.grids.map { spec in

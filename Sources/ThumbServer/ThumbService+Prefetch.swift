@@ -85,9 +85,10 @@ extension ThumbService {
     }
 
     /// Validates the body, resolves every item, then queues the job: 202, or 400 with nothing queued.
-    /// `client` may name only paths under its `Client.prefix` (else 403 `outside_prefix`, judged
-    /// from the text before any lookup, and nothing is queued); a path whose symlinks lead out of
-    /// it counts as failed, as a missing one does; a range is of the listing it sees.
+    /// `client` may name only paths under its scope's folder (`LibraryScope.mayName`, else 403
+    /// `outside_prefix`, judged from the text before any lookup, and nothing is queued); a path
+    /// that is not in its `Client.scope` once resolved (its symlinks lead out of the folder)
+    /// counts as failed, as a missing one does; a range is of the listing it sees.
     /// In a cluster, with `caller` (the credentials a forward passes on; nil for a call that is
     /// itself a forward), the items other nodes own go to them (`ClusterPrefetch.forward`); the
     /// job's `total` is all of them, and its counts add up across nodes.
@@ -104,7 +105,7 @@ extension ThumbService {
         let paths: [[[UInt8]]]
         switch plan.items {
         case .paths(let list):
-            if let outside = list.first(where: { !client.sees($0) }) {
+            if let outside = list.first(where: { !client.scope.mayName($0) }) {
                 let path = DiskPath(bytes: outside.joined(separator: [UInt8(ascii: "/")])).description
                 return APIError(status: 403, code: "outside_prefix",
                                 message: "this client key may prefetch only under its folder (\(JSON.quote(path)) is not)").response
@@ -112,17 +113,16 @@ extension ThumbService {
             paths = list
         case .range(let order, let start, let end, let focus):
             guard index.isComplete else { return APIError.indexBuilding.response }
-            let page = index.page(order: order, from: .offset(start), limit: end - start, under: client.prefixBytes).items.map {
+            let page = index.page(order: order, from: .offset(start), limit: end - start, in: client.scope).items.map {
                 $0.path.segments.map { Array($0) }
             }
             paths = PrefetchPlan.ordered(page, start: start, focus: focus)
         case .following(let order, let start, let count):
             guard index.isComplete else { return APIError.indexBuilding.response }
-            paths = index.page(order: order, from: start, limit: count, under: client.prefixBytes).items.map {
+            paths = index.page(order: order, from: start, limit: count, in: client.scope).items.map {
                 $0.path.segments.map { Array($0) }
             }
         }
-        let scope = client.prefix.isEmpty ? [] : Array(library.root.utf8) + [UInt8(ascii: "/")] + client.prefixBytes
         requests.reserveCapacity(paths.count)
         var owned: [[UInt8]] = []   // each request's asset path, the key nginx hashes
         for segments in paths {
@@ -138,7 +138,7 @@ extension ThumbService {
                 continue
             }
             // A link under the folder that leads out of it is as good as missing to this client.
-            if !scope.isEmpty && !asset.absolutePath.bytes.starts(with: scope) {
+            if !client.scope.contains(asset) {
                 failed += 1
                 continue
             }

@@ -1,3 +1,5 @@
+import Rendering
+
 /// Where a page of the listing starts (docs/API.md, "Listing").
 public enum ListingStart: Sendable, Equatable {
     /// At this many items from the top (offset paging); past the end, nothing.
@@ -26,13 +28,25 @@ extension LibraryIndex {
     /// At most `limit` items of the listing in `order` from `start`, with the total and the
     /// generation they were read at; a negative `limit` counts as 0. Keyset starts cost
     /// O(log n) (a binary search of the sorted listing).
-    /// `under`: a folder's path bytes with a trailing `/` (`alice/`): only the items whose path
-    /// starts with it are the listing (offsets, total and cursors count those alone); such a
-    /// page costs O(n), a pass over the whole listing. Empty (the whole library) by default.
-    public func page(order: ListingOrder, from start: ListingStart, limit: Int, under prefix: [UInt8] = []) -> ListingPage {
-        var (generation, all) = snapshot(order)
-        if !prefix.isEmpty {
-            all = all.filter { $0.path.bytes.count > prefix.count && $0.path.bytes.starts(with: prefix) }
+    /// `scope`: only the items in it (`LibraryScope.contains(path:realPath:)`, by where each
+    /// file really is) are the listing: offsets, total and cursors count those alone; such a
+    /// page costs O(n), a pass over the whole listing (and, for records loaded from the
+    /// database before the first whole scan, a `realpath` of each under its folder). The whole
+    /// library by default.
+    public func page(order: ListingOrder, from start: ListingStart, limit: Int, in scope: LibraryScope = .whole) -> ListingPage {
+        // The listing, its generation and where its linked files lead, read together (shared, not copied).
+        let (generation, listing, realPaths, known) = state.withLock { s in
+            (s.generation, order == .newest ? s.newest : s.oldest, s.realPaths, s.knowsRealPaths)
+        }
+        var all = listing
+        if !scope.isWhole {
+            all = all.filter { record in
+                let path = record.path.bytes
+                if known { return scope.contains(path: path, realPath: (realPaths[record.path] ?? record.path).bytes) }
+                // Not known yet: the disk is asked, of the paths under the folder alone.
+                return scope.contains(path: path, realPath: path)
+                    && realPath(of: record.path).map { scope.contains(path: path, realPath: $0.bytes) } ?? false
+            }
         }
         let first: Int
         switch start {
@@ -49,5 +63,12 @@ extension LibraryIndex {
         }
         let end = first + min(all.count - first, max(0, limit))
         return ListingPage(total: all.count, offset: first, items: Array(all[first..<end]), generation: generation)
+    }
+
+    /// Where `path` (relative to the root) really is, asked of the disk (`Library.target(of:)`):
+    /// nil when it is no file inside the root now.
+    func realPath(of path: DiskPath) -> DiskPath? {
+        guard case .file(let real, _) = library.target(of: library.rootPath.appending(path.bytes)) else { return nil }
+        return DiskPath(bytes: real.bytes.dropFirst(library.rootPath.count + 1))
     }
 }

@@ -11,7 +11,7 @@ import Glibc
 extension LibraryIndex {
     /// One scan: of the whole tree, or (`scopes`, none inside another) of those paths only.
     func scanNow(scopes: Set<DiskPath>? = nil) -> ScanSummary {
-        var onDisk: [DiskPath: (identity: SourceIdentity, absolute: DiskPath)] = [:]
+        var onDisk: [DiskPath: ScannedFile] = [:]
         var unlisted: [(relative: DiskPath, error: Int32)] = []
         let ancestors = DirectoryIdentity(of: library.rootPath).map { [$0] } ?? []
         let scopes = scopes.flatMap { $0.contains(DiskPath(bytes: [])) ? nil : $0 }
@@ -21,7 +21,7 @@ extension LibraryIndex {
                 collect(scope, rootAncestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
             }
         } else {
-            walk(library.rootPath, relative: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
+            walk(library.rootPath, relative: [], real: [], ancestors: ancestors, into: &onDisk, unlisted: &unlisted, links: &links)
         }
         state.withLock { s in
             if scopes == nil { s.linkedDirectories = links } else { s.linkedDirectories.merge(links) { $1 } }
@@ -29,6 +29,15 @@ extension LibraryIndex {
         let scopeBytes = Set((scopes ?? []).map { ByteKey($0.bytes) })
         let inScope: (DiskPath) -> Bool = { path in
             scopes == nil || scopeBytes.contains(ByteKey(path.bytes)) || Self.hasAncestor(path, in: scopeBytes)
+        }
+        // Where each file found through a symlink really is, replacing what was known within the
+        // scan's reach (but under a directory that could not be listed now, whose records stay).
+        let realPaths = onDisk.compactMapValues(\.realPath)
+        state.withLock { s in
+            s.realPaths = s.realPaths.filter { path, _ in
+                !inScope(path) || unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
+            }.merging(realPaths) { $1 }
+            if scopes == nil { s.knowsRealPaths = true }
         }
         let (records, nonImages, redecide) = state.withLock { s in
             let (records, nonImages) = scopes.map(s.entries(at:)) ?? (s.records, s.nonImages)
@@ -146,6 +155,15 @@ extension LibraryIndex {
         }
     }
 
+    /// A file a walk found: its identity, its absolute path as reached (through links, for the
+    /// header read) and, when a symlink on the way made it differ, its real path relative to the
+    /// root (`State.realPaths`).
+    struct ScannedFile {
+        var identity: SourceIdentity
+        var absolute: DiskPath
+        var realPath: DiskPath?
+    }
+
     /// Collects what `Library` serves, each under its name as on disk, byte for byte (not
     /// normalised, perhaps not UTF-8): regular files, skipping dot-files (`Library.isServableName`),
     /// and what a symlink leads to by `Library.target(of:)`, a file or a directory inside the
@@ -153,8 +171,10 @@ extension LibraryIndex {
     /// (`ancestors`: device and inode; a link to `.` or `..`) is not walked again, so a loop of
     /// links ends. A directory that is there but cannot be listed (any failure but ENOENT or
     /// ENOTDIR: it went meanwhile) goes to `unlisted`, with its path relative to the root.
-    func walk(_ directory: DiskPath, relative: [UInt8], ancestors: [DirectoryIdentity],
-                      into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+    /// `real`: `directory`'s real path relative to the root (links followed), so that each file
+    /// found is known by where it really is as well.
+    func walk(_ directory: DiskPath, relative: [UInt8], real: [UInt8], ancestors: [DirectoryIdentity],
+                      into files: inout [DiskPath: ScannedFile],
                       unlisted: inout [(relative: DiskPath, error: Int32)],
                       links: inout [DiskPath: DiskPath]) {
         guard let dir = openDirectory(directory) else {
@@ -167,14 +187,17 @@ extension LibraryIndex {
             guard Library.isServableName(name) else { continue }
             let absolute = directory.appending(name)
             let path = relative.isEmpty ? name : relative + [UInt8(ascii: "/")] + name
-            guard let st = status(of: absolute, at: path, links: &links) else { continue }
+            guard let (st, target) = status(of: absolute, at: path, links: &links) else { continue }
+            let realPath = target ?? (real.isEmpty ? name : real + [UInt8(ascii: "/")] + name)
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
                 let identity = DirectoryIdentity(st)
                 guard !ancestors.contains(identity) else { continue }
-                walk(absolute, relative: path, ancestors: ancestors + [identity], into: &files, unlisted: &unlisted, links: &links)
+                walk(absolute, relative: path, real: realPath, ancestors: ancestors + [identity],
+                     into: &files, unlisted: &unlisted, links: &links)
             case S_IFREG:
-                files[DiskPath(bytes: path)] = (SourceIdentity(st), absolute)
+                files[DiskPath(bytes: path)] = ScannedFile(identity: SourceIdentity(st), absolute: absolute,
+                                                           realPath: realPath == path ? nil : DiskPath(bytes: realPath))
             default:
                 continue
             }
@@ -185,7 +208,7 @@ extension LibraryIndex {
     /// file, or the directory's subtree, reached through the same symlink rules; nothing when a
     /// name on the way is a dot-file, or the way is gone or leaves the root.
     func collect(_ scope: DiskPath, rootAncestors: [DirectoryIdentity],
-                         into files: inout [DiskPath: (identity: SourceIdentity, absolute: DiskPath)],
+                         into files: inout [DiskPath: ScannedFile],
                          unlisted: inout [(relative: DiskPath, error: Int32)],
                          links: inout [DiskPath: DiskPath]) {
         let names = scope.segments.map { Array($0) }
@@ -193,19 +216,24 @@ extension LibraryIndex {
         var ancestors = rootAncestors
         var absolute = library.rootPath
         var relative: [UInt8] = []
+        var real: [UInt8] = []
         for (i, name) in names.enumerated() {
             absolute = absolute.appending(name)
             relative += (relative.isEmpty ? [] : [UInt8(ascii: "/")]) + name
-            guard let st = status(of: absolute, at: relative, links: &links) else { return }
+            guard let (st, target) = status(of: absolute, at: relative, links: &links) else { return }
+            real = target ?? (real.isEmpty ? name : real + [UInt8(ascii: "/")] + name)
             let last = i == names.count - 1
             switch st.st_mode & S_IFMT {
             case S_IFDIR:
                 let identity = DirectoryIdentity(st)
                 guard !ancestors.contains(identity) else { return }
                 ancestors.append(identity)
-                if last { walk(absolute, relative: relative, ancestors: ancestors, into: &files, unlisted: &unlisted, links: &links) }
+                if last {
+                    walk(absolute, relative: relative, real: real, ancestors: ancestors, into: &files, unlisted: &unlisted, links: &links)
+                }
             case S_IFREG where last:
-                files[DiskPath(bytes: relative)] = (SourceIdentity(st), absolute)
+                files[DiskPath(bytes: relative)] = ScannedFile(identity: SourceIdentity(st), absolute: absolute,
+                                                               realPath: real == relative ? nil : DiskPath(bytes: real))
             default:
                 return
             }
@@ -213,18 +241,21 @@ extension LibraryIndex {
     }
 
     /// What the walks see at `absolute` (`relative` to the root): its `lstat`, or through a
-    /// symlink what `Library.target(of:)` finds inside the root, a file or a directory (the link
-    /// to a directory noted in `links`); nil when nothing is there or it is not to be listed
-    /// (outside, a dot-file, a FIFO...).
-    func status(of absolute: DiskPath, at relative: [UInt8], links: inout [DiskPath: DiskPath]) -> stat? {
+    /// symlink what `Library.target(of:)` finds inside the root, a file or a directory, with its
+    /// real path relative to the root (`target`; the link to a directory noted in `links`); nil
+    /// when nothing is there or it is not to be listed (outside, a dot-file, a FIFO...).
+    func status(of absolute: DiskPath, at relative: [UInt8],
+                links: inout [DiskPath: DiskPath]) -> (stat: stat, target: [UInt8]?)? {
         var st = stat()
         guard absolute.withCString({ lstat($0, &st) }) == 0 else { return nil }
-        guard (st.st_mode & S_IFMT) == S_IFLNK else { return st }
+        guard (st.st_mode & S_IFMT) == S_IFLNK else { return (st, nil) }
         switch library.target(of: absolute) {
-        case .file(_, let target): return target
+        case .file(let real, let target):
+            return (target, Array(real.bytes.dropFirst(library.rootPath.bytes.count + 1)))
         case .directory(let real, let target):
-            links[DiskPath(bytes: relative)] = DiskPath(bytes: real.bytes.dropFirst(library.rootPath.bytes.count + 1))
-            return target
+            let inside = Array(real.bytes.dropFirst(library.rootPath.bytes.count + 1))
+            links[DiskPath(bytes: relative)] = DiskPath(bytes: inside)
+            return (target, inside)
         case .other, .outside, .missing, .hidden: return nil
         }
     }

@@ -60,6 +60,13 @@ public final class LibraryIndex: Sendable {
         /// its target's (both relative to the root). A change under a target is a change under
         /// each link to it too (`update`), as the walk lists the files under both.
         var linkedDirectories: [DiskPath: DiskPath] = [:]
+        /// Where each file reached through a symlink really is: its path to its real path (both
+        /// relative to the root), for those two alone that differ (`LibraryScope` judges the
+        /// real one). Kept in memory, as the scans find them.
+        var realPaths: [DiskPath: DiskPath] = [:]
+        /// Whether `realPaths` holds every such file: false for records loaded from the database
+        /// until the first whole scan (`scanNow`) has walked the tree.
+        var knowsRealPaths = false
         /// Files decided under another list of formats (`Vips.formatsRevision`: the database
         /// was written by a thumbd with another list): each is read again at the next scan,
         /// whatever its size and mtime, and leaves this set once it has been read (or is gone);
@@ -165,11 +172,6 @@ public final class LibraryIndex: Sendable {
             let end = min(all.count, start + max(0, limit))
             return (all.count, Array(all[start..<end]))
         }
-    }
-
-    /// The listing in `order` and its generation, read together (the array is shared, not copied).
-    func snapshot(_ order: ListingOrder) -> (generation: Int, all: [AssetRecord]) {
-        state.withLock { s in (s.generation, order == .newest ? s.newest : s.oldest) }
     }
 
     /// The listing's generation (docs/API.md, "Listing"): a number that changes whenever what is

@@ -1,10 +1,11 @@
 import HTTP
+import Library
 
 /// Who sent a request to the app's routes (`/assets`, `/prefetch…`), as `ThumbService.client(for:)`
 /// works it out: the admin, a client key, or an anonymous client that may name itself. Decides
-/// what the listing shows and a prefetch may name (`prefix`: the one place that rule lives, so
-/// everything `/assets` gives, items and whatever else an item carries, goes by it), whose
-/// prefetch jobs a request sees and stops (`owner`) and which limits apply (`PrefetchLimits`).
+/// what the listing shows and a prefetch may reach (`scope`, by the one rule `LibraryScope`
+/// gives: everything `/assets` gives, items and whatever else an item carries, goes by it),
+/// whose prefetch jobs a request sees and stops (`owner`) and which limits apply (`PrefetchLimits`).
 public struct Client: Sendable, Equatable {
     /// The header an anonymous client names itself by when no `client_keys` are set, so that
     /// two phones' `DELETE /prefetch` stop only their own jobs: 1 to 64 letters, digits, `-`,
@@ -15,24 +16,13 @@ public struct Client: Sendable, Equatable {
     /// that names itself (the admin too), `admin` for the admin that does not, `anonymous` for
     /// anyone else.
     public let owner: String
-    /// The library folder the client sees (names byte for byte as on disk); empty for all of it.
-    public let prefix: [[UInt8]]
+    /// The part of the library the client sees: its key's `prefix` folder, or all of it.
+    public let scope: LibraryScope
     /// The admin token: sees every job, may stop them all, and no per-client limit applies.
     public let isAdmin: Bool
 
     /// A client that names no id, where no client keys are set (and who any other route's request is).
-    static let anonymous = Client(owner: "anonymous", prefix: [], isAdmin: false)
-
-    /// `prefix` joined with `/`, plus a trailing `/`: what a listed path under it starts with
-    /// (empty for the whole library).
-    var prefixBytes: [UInt8] {
-        prefix.isEmpty ? [] : Array(prefix.joined(separator: [UInt8(ascii: "/")])) + [UInt8(ascii: "/")]
-    }
-
-    /// Whether the asset path `segments` (decoded names) lies under `prefix`.
-    func sees(_ segments: [[UInt8]]) -> Bool {
-        segments.count > prefix.count && Array(segments.prefix(prefix.count)) == prefix
-    }
+    static let anonymous = Client(owner: "anonymous", scope: .whole, isAdmin: false)
 }
 
 extension ThumbService {
@@ -55,7 +45,7 @@ extension ThumbService {
         if let bearer, !configuration.adminToken.isEmpty,
            Crypto.equal(Crypto.sha256(Array(bearer.utf8)), configuration.adminTokenDigest) {
             // Two apps that both hold the admin token still own their jobs apart by the id they name.
-            return .success(Client(owner: named.map { "id:" + $0 } ?? "admin", prefix: [], isAdmin: true))
+            return .success(Client(owner: named.map { "id:" + $0 } ?? "admin", scope: .whole, isAdmin: true))
         }
         if !configuration.clientKeys.isEmpty {
             guard let bearer else {
@@ -69,11 +59,11 @@ extension ThumbService {
                 return .failure(APIError(status: 401, code: "key_expired", message: "this client key has expired; ask the app for a new one",
                                          headers: ["WWW-Authenticate": "Bearer realm=\"thumbd\", error=\"invalid_token\""]))
             }
-            return .success(Client(owner: "key:" + key.id, prefix: key.prefix, isAdmin: false))
+            return .success(Client(owner: "key:" + key.id, scope: LibraryScope(folder: key.prefix), isAdmin: false))
         }
         if changing && !configuration.adminToken.isEmpty {
             return .failure(APIError.unauthorized("this resource needs Authorization: Bearer <admin_token>"))
         }
-        return .success(named.map { Client(owner: "id:" + $0, prefix: [], isAdmin: false) } ?? .anonymous)
+        return .success(named.map { Client(owner: "id:" + $0, scope: .whole, isAdmin: false) } ?? .anonymous)
     }
 }
