@@ -46,8 +46,9 @@ let package = Package(
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
         // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
-        // Nothing but, in ThreadSanitizer builds (`-DTHUMBD_TSAN`), a `Mutex` on pthread_mutex
-        // that TSan understands, in place of Synchronization's (futexes TSan cannot see).
+        // `ThreadRole` (event loop or render worker, asserted in debug builds) and, in
+        // ThreadSanitizer builds (`-DTHUMBD_TSAN`), a `Mutex` on pthread_mutex that TSan
+        // understands, in place of Synchronization's (futexes TSan cannot see).
         .target(name: "Locking"),
         // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
         // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.

@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// libFuzzer target for thumbd's HTTP request parser. Build and run (see README "Fuzzing"):
+// libFuzzer target for thumbd's HTTP request parser. Build and run (see docs/performance.md, "Benchmarks, fuzzing, sanitizers"):
 //   cd Fuzz && swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 //   .build/release/HTTPParserFuzzer -max_total_time=600 corpus seeds
 import PackageDescription

@@ -127,7 +127,7 @@ cvips_source_format(VipsSource *source, int fd, const char **coder, cvips_failur
             return 0;
         failure->status = CVIPS_UNSUPPORTED;
         snprintf(failure->message, CVIPS_MESSAGE_SIZE,
-            "the source is in a format thumbd does not read (libvips %s; see README \"Formats\")",
+            "the source is in a format thumbd does not read (libvips %s; see docs/thumbnails.md \"Formats\")",
             nickname ? nickname : loader);
         return -1;
     }
@@ -135,7 +135,7 @@ cvips_source_format(VipsSource *source, int fd, const char **coder, cvips_failur
         vips_error_clear();   /* libvips' "source is not in a known format" */
         return 0;
     }
-    return cvips_fail(failure, CVIPS_UNSUPPORTED, "the source is not in a format thumbd reads (see README \"Formats\")");
+    return cvips_fail(failure, CVIPS_UNSUPPORTED, "the source is not in a format thumbd reads (see docs/thumbnails.md \"Formats\")");
 }
 
 int

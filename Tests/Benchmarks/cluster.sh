@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster benchmark (README "Cluster"): the shipped nginx deployment (config/nginx/thumbd.conf,
+# Cluster benchmark (docs/cluster.md): the shipped nginx deployment (config/nginx/thumbd.conf,
 # its ports moved, its upstreams cut to N server lines) in front of N = 1, 2, 3 release thumbd
 # nodes on this machine, each with a fresh cache over one library of phone photos (the corpus'
 # JPEGs of 8 MP and more under many names, as scroll.sh makes it). Per N it prints:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Derived grids (README "Derived grids"): the render time of a grid-5 miss made from the cached
+# Derived grids (docs/thumbnails.md, "Derived grids"): the render time of a grid-5 miss made from the cached
 # grid-3 thumbnail, against a grid-5 miss rendered from the original, on the corpus' phone photos
 # of 8 MP and more (each under 5 names, one request at a time, the time thumbd reports in
 # Server-Timing), one server with derive_grids on and one with it off, in one run.

@@ -51,7 +51,7 @@ import Testing
     func documentsAndDrawingsAreReadByNeither(name: String, loader: String) throws {
         let path = TestFiles.fixture(name)
         #expect(try VipsCLI.field("vips-loader", of: path) == loader)   // a valid file of its kind
-        let message = "the source is in a format thumbd does not read (libvips \(loader)_source; see README \"Formats\")"
+        let message = "the source is in a format thumbd does not read (libvips \(loader)_source; see docs/thumbnails.md \"Formats\")"
         #expect(throws: RenderError(kind: .unsupportedSource, message: message)) { try renderer.probe(path: path) }
         #expect(throws: RenderError(kind: .unsupportedSource, message: message)) {
             try renderer.render(RenderRequest(sourcePath: path, spec: .grid("3")))
@@ -64,7 +64,7 @@ import Testing
     @Test func aTGAIsReadByNeither() throws {
         let path = TestFiles.fixture("tga-24bit-64x48.tga")
         #expect(try VipsCLI.intField("width", of: path) == 64)   // a valid file of its kind
-        let message = "the source is not in a format thumbd reads (see README \"Formats\"): VipsForeignLoad: source is not "
+        let message = "the source is not in a format thumbd reads (see docs/thumbnails.md \"Formats\"): VipsForeignLoad: source is not "
             + "in a known format"
         #expect(throws: RenderError(kind: .unsupportedSource, message: message)) { try renderer.probe(path: path) }
         #expect(throws: RenderError(kind: .unsupportedSource, message: message)) {
@@ -90,7 +90,7 @@ import Testing
         for (name, bytes) in [("huge.bmp", bmp), ("huge.tga", tga)] {
             let path = directory.appendingPathComponent(name).path
             try Data(bytes).write(to: URL(fileURLWithPath: path))
-            let message = "the source is not in a format thumbd reads (see README \"Formats\"): VipsForeignLoad: source is not "
+            let message = "the source is not in a format thumbd reads (see docs/thumbnails.md \"Formats\"): VipsForeignLoad: source is not "
                 + "in a known format"
             #expect(throws: RenderError(kind: .unsupportedSource, message: message), "\(name)") { try renderer.probe(path: path) }
         }

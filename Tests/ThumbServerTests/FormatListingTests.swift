@@ -43,7 +43,7 @@ import Testing
             // knows, "not in a format thumbd reads" for one no loader on the list claims (TGA).
             let message = response.json["message"] as? String ?? ""
             #expect(message.contains("format thumbd does not read") || message.contains("not in a format thumbd reads"), "\(name): \(message)")
-            #expect(message.contains("see README \"Formats\""), "\(name): \(message)")
+            #expect(message.contains("see docs/thumbnails.md \"Formats\""), "\(name): \(message)")
         }
     }
 }

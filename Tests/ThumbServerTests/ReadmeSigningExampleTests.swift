@@ -2,13 +2,13 @@ import Foundation
 import Testing
 @testable import ThumbServer
 
-/// The signing examples of README.md ("Deploying a private library") run as they are printed:
+/// The signing examples of docs/deploying.md ("Signed thumbnail URLs") run as they are printed:
 /// each must give the test vector's signatures (Tests/Fixtures/signing, made by Python's `hmac`)
 /// and a URL a signed server serves. Python always; Node where `node` is installed.
 @Suite struct ReadmeSigningExampleTests {
-    /// The fenced block after `<!-- signing example: NAME -->` in README.md.
+    /// The fenced block after `<!-- signing example: NAME -->` in docs/deploying.md.
     static func example(_ name: String) throws -> String {
-        let readme = try String(contentsOfFile: Paths.packageRoot + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Paths.packageRoot + "/docs/deploying.md", encoding: .utf8)
         let marker = try #require(readme.range(of: "<!-- signing example: \(name) -->\n```"))
         let afterFence = try #require(readme[marker.upperBound...].firstIndex(of: "\n"))
         let end = try #require(readme[afterFence...].range(of: "\n```"))

@@ -17,7 +17,7 @@ public enum ConfigLoader {
 
     public enum Outcome: Sendable, Equatable {
         case run(Config)
-        /// `--help` was given: print this and exit 0.
+        /// `--help` (or `--help-markdown`) was given: print this and exit 0.
         case help(String)
     }
 
@@ -29,6 +29,7 @@ public enum ConfigLoader {
                             requireLibrary: Bool = true) throws(ConfigError) -> Outcome {
         let flags = try parseFlags(arguments)
         if flags.contains(where: { $0.name == "help" }) { return .help(helpText()) }
+        if flags.contains(where: { $0.name == "help_markdown" }) { return .help(optionsMarkdown()) }
         var config = Config()
         if let path = flags.last(where: { $0.name == "config" })?.value {
             try apply(file: path, to: &config)
@@ -69,14 +70,15 @@ public enum ConfigLoader {
                      "",
                      "options (flag / environment variable: meaning, default):",
                      "  --config FILE: JSON config file, default \(defaultPath)",
-                     "  --help: print this and exit"]
+                     "  --help: print this and exit",
+                     "  --help-markdown: print the options as the Markdown table of docs/configuration.md and exit"]
         for option in ConfigOption.all {
             let value = option.get(defaults)
             lines.append("  \(option.flag) / \(option.environmentName): \(option.help), default \(value.isEmpty ? "(none)" : value)")
         }
         lines.append("  grids (config file only): " + defaults.grids.map { "\($0.name)=\($0.width)x\($0.height) \($0.fit.rawValue)" }.joined(separator: ", "))
-        lines.append("  client_keys (config file only): [{\"id\", \"sha256\", \"prefix\", \"expires\"}, ...] bearer keys of the app's "
-            + "clients for /assets and /prefetch, by SHA-256, each optionally limited to a library folder and a time, default (none)")
+        let clientKeys = fileOnlyOptions[1]
+        lines.append("  client_keys (config file only): \(clientKeys.shape) \(clientKeys.help), default \(clientKeys.defaultValue)")
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -103,7 +105,7 @@ public enum ConfigLoader {
                     name = String(name.dropFirst(3))   // --no-webp
                     negated = true
                 }
-                let isBoolean = name == "help" || ConfigOption.all.first { $0.key == name }?.kind == .boolean
+                let isBoolean = name == "help" || name == "help_markdown" || ConfigOption.all.first { $0.key == name }?.kind == .boolean
                 if isBoolean {
                     // `--access-log`, `--no-webp`, or `--webp false` (a following true/false word is its value).
                     if !negated, i + 1 < arguments.count, Self.booleanWords.contains(arguments[i + 1].lowercased()) {
@@ -137,7 +139,7 @@ public enum ConfigLoader {
     private static func isOptionName(_ argument: String) -> Bool {
         var name = key(argument.dropFirst(2).prefix { $0 != "=" })
         if name.hasPrefix("no_") { name = String(name.dropFirst(3)) }
-        return name == "help" || name == "config" || ConfigOption.all.contains { $0.key == name }
+        return name == "help" || name == "help_markdown" || name == "config" || ConfigOption.all.contains { $0.key == name }
     }
 
     private static func describe(_ option: ConfigOption) -> String {

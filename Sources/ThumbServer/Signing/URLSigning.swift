@@ -107,7 +107,7 @@ public struct URLSigning: Sendable, Equatable {
         let (exp, kid, sig) = Self.parameters(query)
         guard exp != nil || kid != nil || sig != nil else {
             throw Self.refused("signature_required",
-                               "this server serves signed thumbnail URLs only: add exp, kid and sig (README, \"Deploying a private library\")")
+                               "this server serves signed thumbnail URLs only: add exp, kid and sig (docs/deploying.md, \"Signed thumbnail URLs\")")
         }
         guard let exp, let kid, let sig else {
             throw Self.refused("signature_invalid", "a signed URL needs all of exp, kid and sig")
