@@ -6,35 +6,17 @@ import Testing
 /// Cross-origin access (`cors_origins`; README, "Cross-origin access"), by the Fetch standard's
 /// CORS protocol, and `OPTIONS` (RFC 9110 §9.3.7), driven through `ThumbService.respond`.
 @Suite struct CORSTests {
-    final class Service {
-        let cache = NSTemporaryDirectory() + "thumbd-cors-\(UUID().uuidString)"
-        let thumbd: Thumbd
-
+    final class Service: InProcessServer, @unchecked Sendable {
         init(origins: [String], adminToken: String = "", configure: (inout Config) -> Void = { _ in }) throws {
-            var config = Config()
-            config.library = Paths.fixturePhotos
-            config.cacheDirectory = cache
-            config.libraryWatch = false   // an inotify instance a route test does not need
-            config.corsOrigins = origins
-            config.adminToken = adminToken
-            configure(&config)
-            thumbd = try Thumbd(config: config)   // not started: no socket is bound
-        }
-
-        deinit {
-            thumbd.service.pipeline.stop()
-            try? FileManager.default.removeItem(atPath: cache)
+            try super.init { config in
+                config.corsOrigins = origins
+                config.adminToken = adminToken
+                configure(&config)
+            }
         }
 
         func respond(_ method: String, _ target: String, _ headers: [(String, String)] = []) -> HTTPResponse {
-            let done = DispatchSemaphore(value: 0)
-            let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
-                box.append($0)
-                done.signal()
-            }
-            done.wait()
-            return box.values[0]
+            respond(method, target, headers: headers)
         }
     }
 

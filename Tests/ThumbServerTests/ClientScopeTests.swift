@@ -13,41 +13,28 @@ import TestSupport
 @Suite struct ClientScopeTests {
     /// alice/a.jpg and bob/b.jpg, real photos; in alice/ a link to Bob's photo (`x.jpg`), a link
     /// to Bob's folder (`shared`) and a link to her own photo (`y.jpg`).
-    final class Service {
-        let library = TemporaryDirectory("thumbd-scope")
-        let cache = TemporaryDirectory("thumbd-scope-cache")
-        let thumbd: Thumbd
+    final class Service: InProcessServer, @unchecked Sendable {
+        let library: TemporaryDirectory
 
         init() throws {
+            let library = TemporaryDirectory("thumbd-scope")
             library.write("alice/a.jpg", Array(Fixtures.photo("Landscape_1.jpg")))
             library.write("bob/b.jpg", Array(Fixtures.photo("galaxy-s-orientation6-gps-vga.jpg")))
             for (target, link) in [("../bob/b.jpg", "alice/x.jpg"), ("../bob", "alice/shared"), ("a.jpg", "alice/y.jpg")] {
                 #expect(symlink(target, library.path + "/" + link) == 0, "\(link)")
             }
-            var config = Config()
-            config.library = library.path
-            config.cacheDirectory = cache.path
-            config.clientKeys = [ClientKeyTests.alice]
-            config.adminToken = "the-admin-token"
-            config.signingKeys = ["k1:" + String(repeating: "5c", count: 32)]
-            thumbd = try Thumbd(config: config)   // not started: no socket is bound
+            self.library = library
+            try super.init(library: library.path) { config in
+                config.clientKeys = [ClientKeyTests.alice]
+                config.adminToken = "the-admin-token"
+                config.signingKeys = ["k1:" + String(repeating: "5c", count: 32)]
+            }
             thumbd.service.index.rescan()
         }
 
-        deinit { thumbd.service.pipeline.stop() }
-
         /// Sends one request through the router as `key`'s and waits for its response.
         func respond(_ method: String, _ target: String, key: String, body: String = "") -> HTTPResponse {
-            let done = DispatchSemaphore(value: 0)
-            let box = LockedArray<HTTPResponse>()
-            let request = HTTPRequest(method: method, target: target, headers: HTTPHeaders([("Authorization", "Bearer " + key)]),
-                                      body: Array(body.utf8))
-            thumbd.service.respond(to: request) {
-                box.append($0.withFileRead)
-                done.signal()
-            }
-            done.wait()
-            return box.values[0]
+            respond(method, target, headers: [("Authorization", "Bearer " + key)], body: Array(body.utf8))
         }
 
         func json(_ response: HTTPResponse) -> [String: Any] {

@@ -11,35 +11,12 @@ import Testing
 /// The routes driven directly through `ThumbService.respond`, with no socket: the same contract
 /// as the socket tests, one layer down.
 @Suite struct InProcessRouteTests {
-    final class Service {
-        let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
-        let thumbd: Thumbd
-
+    final class Service: InProcessServer, @unchecked Sendable {
         init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "") throws {
-            var config = Config()
-            config.library = Paths.fixturePhotos
-            config.cacheDirectory = cache
-            config.libraryWatch = false   // an inotify instance a route test does not need
-            config.memoryCacheBytes = memoryCacheBytes
-            config.adminToken = adminToken
-            thumbd = try Thumbd(config: config)   // not started: no socket is bound
-        }
-
-        deinit {
-            thumbd.service.pipeline.stop()
-            try? FileManager.default.removeItem(atPath: cache)
-        }
-
-        /// Sends one request through the router and waits for its response.
-        func respond(_ method: String, _ target: String, headers: [(String, String)] = []) -> HTTPResponse {
-            let done = DispatchSemaphore(value: 0)
-            let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
-                box.append($0.withFileRead)
-                done.signal()
+            try super.init { config in
+                config.memoryCacheBytes = memoryCacheBytes
+                config.adminToken = adminToken
             }
-            done.wait()
-            return box.values[0]
         }
     }
 

@@ -42,32 +42,11 @@ import Testing
         #expect(configuration.thumbnailCacheControl(versioned: true, signedUntil: now - 5, now: now) == "public, max-age=0, immutable")
     }
 
-    final class Service {
-        let cache = NSTemporaryDirectory() + "thumbd-signedcache-\(UUID().uuidString)"
-        let thumbd: Thumbd
-
+    final class Service: InProcessServer, @unchecked Sendable {
         init(signed: Bool) throws {
-            var config = Config()
-            config.library = Paths.fixturePhotos
-            config.cacheDirectory = cache
-            config.signingKeys = signed ? ["k1:" + String(repeating: "4f2a", count: 16)] : []
-            thumbd = try Thumbd(config: config)   // not started: no socket is bound
-        }
-
-        deinit {
-            thumbd.service.pipeline.stop()
-            try? FileManager.default.removeItem(atPath: cache)
-        }
-
-        func respond(_ method: String, _ target: String, headers: [(String, String)] = []) -> HTTPResponse {
-            let done = DispatchSemaphore(value: 0)
-            let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
-                box.append($0.withFileRead)
-                done.signal()
+            try super.init { config in
+                config.signingKeys = signed ? ["k1:" + String(repeating: "4f2a", count: 16)] : []
             }
-            done.wait()
-            return box.values[0]
         }
 
         /// The URL of `Landscape_1.jpg` at grid 3 as `/assets` lists it, once the first scan is done.

@@ -1,0 +1,42 @@
+import Dispatch
+import Foundation
+import HTTP
+import TestSupport
+@testable import ThumbServer
+
+/// A whole thumbd wired as `thumbd` runs it but not started: no socket is bound, and each
+/// request goes through the router (`ThumbService.respond`). The library watch is off (an
+/// inotify instance a route test does not need: Debian lets a user hold 128) unless
+/// `configure` turns it on. Route tests subclass it to name their own set-up.
+class InProcessServer: @unchecked Sendable {
+    /// The cache directory, removed with the server.
+    let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
+    let thumbd: Thumbd
+
+    /// A server over `library` (the fixture photos by default), its config changed by `configure`.
+    init(library: String = Paths.fixturePhotos, configure: (inout Config) -> Void = { _ in }) throws {
+        var config = Config()
+        config.library = library
+        config.cacheDirectory = cache
+        config.libraryWatch = false
+        configure(&config)
+        thumbd = try Thumbd(config: config)
+    }
+
+    deinit {
+        thumbd.service.pipeline.stop()
+        try? FileManager.default.removeItem(atPath: cache)
+    }
+
+    /// Sends one request through the router and waits for its response (a file body read in).
+    func respond(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {
+        let done = DispatchSemaphore(value: 0)
+        let box = LockedArray<HTTPResponse>()
+        thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers), body: body)) {
+            box.append($0.withFileRead)
+            done.signal()
+        }
+        done.wait()
+        return box.values[0]
+    }
+}
