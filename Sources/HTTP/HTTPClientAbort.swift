@@ -5,16 +5,16 @@
 /// so that work nobody waits for any more can be dropped.
 ///
 /// A request read by a server carries one; a request made by hand (tests driving a responder
-/// directly) carries an inert one. Costs nothing until a handler is registered: it holds its
-/// event loop's worker without a reference count.
-public struct HTTPClientAbort: @unchecked Sendable {
-    /// The worker whose loop thread read the request; nil outside a server. Unowned: a worker
-    /// lives as long as its server, and it is only reached from inside `respond`, while the
-    /// connection that called it is open.
-    unowned(unsafe) var worker: HTTPWorker?
+/// directly) carries an inert one. Costs one reference to its event loop's worker until a
+/// handler is registered.
+public struct HTTPClientAbort: Sendable {
+    /// The worker whose loop thread read the request; nil outside a server.
+    let worker: HTTPWorker?
 
     /// An inert signal: `onAbort` does nothing.
-    public init() {}
+    public init() {
+        worker = nil
+    }
 
     init(worker: HTTPWorker) {
         self.worker = worker

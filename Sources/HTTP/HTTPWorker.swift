@@ -35,8 +35,8 @@ final class HTTPWorker: @unchecked Sendable {
     /// Set by `drain`: idle connections close, new ones are refused.
     var draining = false
     /// The connection inside `responder.respond` now (for `HTTPClientAbort.onAbort`); nil
-    /// otherwise. Unowned: it is set and cleared around the call, while the connection is open.
-    unowned(unsafe) var dispatching: HTTPConnection?
+    /// otherwise: set and cleared around the call.
+    var dispatching: HTTPConnection?
 
     /// - Throws: `HTTPServerError.eventLoopFailed` when the loop's descriptors cannot be made.
     init(index: Int, server: HTTPServer, configuration: HTTPServerConfiguration) throws(HTTPServerError) {

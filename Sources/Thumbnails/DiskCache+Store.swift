@@ -1,0 +1,160 @@
+import CLinux
+import Foundation
+import Glibc
+import Locking
+import Rendering
+
+/// The disk tier's write path: reserve and evict under the index lock, unlink the victims, write
+/// to `tmp/`, rename into place; every byte on disk counted against the limit until it is gone.
+extension DiskCache {
+    /// Stores `thumbnail` under `key`, evicting least recently used entries first so the limit
+    /// holds. The directories are checked first (`checkDirectories`: made again when they were
+    /// removed); a write that still finds one gone (ENOENT, removed just then) has them made
+    /// again and is tried once more. `.failed` (counted in `writeErrors`) when
+    /// the file could not be written, a victim not deleted, or while the directories cannot be
+    /// made again; `.tooLarge` (no error) for an entry larger than the whole limit; `.noRoom` (no
+    /// error) when writes and deletions under way hold the room it needs.
+    public func store(_ thumbnail: Thumbnail, for key: CacheKey) -> WriteOutcome {
+        ThreadRole.assertNot(.eventLoop, "DiskCache.store blocks on file I/O")
+        let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
+        let cost = Self.blocks(bytes.count)
+        guard cost <= limitBytes else {
+            return .tooLarge("the thumbnail takes \(cost) bytes on disk, more than the disk cache's limit of \(limitBytes) bytes")
+        }
+        // The directories first (three stats): a write must not go into a directory that is
+        // not the one claimed (made again by someone else), nor be tried while there is none.
+        if let fault = checkDirectories() {
+            index.withLock { $0.writeErrors += 1 }
+            return .failed(fault)
+        }
+        let digest = key.digest
+        // Under the lock: the victims leave the index, and the write's reservation (its size,
+        // or its victims' when more: they are on disk until it unlinks them) is counted.
+        let claim = index.withLock { state -> (victims: [(digest: String, cost: Int)], write: Int, excess: Int)? in
+            // Were every entry evicted, this one would still not fit: the room is held by
+            // writes and deletions under way. Nothing is evicted for a write that cannot be made.
+            guard state.reserved + state.pendingUnlink + cost <= limitBytes else { return nil }
+            var victims: [(digest: String, cost: Int)] = []
+            if let old = state.lru.remove(digest) { victims.append((digest, old)) }
+            while state.lru.totalCost + state.reserved + state.pendingUnlink + cost > limitBytes,
+                  let oldest = state.lru.leastRecentKey, let evicted = state.lru.remove(oldest) {
+                state.lru.evictions += 1
+                victims.append((oldest, evicted))
+            }
+            state.open[digest] = nil
+            for victim in victims { state.open[victim.digest] = nil }
+            let excess = max(0, victims.reduce(0) { $0 + $1.cost } - cost)
+            state.reserved += cost
+            state.pendingUnlink += excess
+            state.nextTemporary += 1
+            return (victims, state.nextTemporary, excess)
+        }
+        guard let (victims, write, excess) = claim else {
+            return .noRoom("the disk cache's limit of \(limitBytes) bytes is held by writes under way")
+        }
+        victimsChosenForTesting?(victims.map(\.digest))
+        // Only once they are gone does their room go to other writes.
+        let stranded = victims.reduce(0) { $0 + (removeDropped(path(for: $1.digest)) ? 0 : $1.cost) }
+        if stranded > 0 {
+            // A victim could not be deleted: it stays counted, and this write is not made (the
+            // room it was to take is still on disk).
+            index.withLock { state in
+                state.reserved -= cost
+                state.pendingUnlink += stranded - excess
+                state.writeErrors += 1
+            }
+            return .failed("cannot delete evicted entries in the disk cache \(directory)")
+        }
+        if excess > 0 { index.withLock { $0.pendingUnlink -= excess } }
+
+        let temporaryPath = temporaryDirectory + "/\(getpid())-\(write).tmp"
+        var (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
+        if failure == ENOENT, !leftBehind, checkDirectories() == nil {
+            (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
+        }
+        index.withLock { state in
+            state.reserved -= cost
+            if failure == 0 { state.lru.insert(digest, write, cost: cost) } else { state.writeErrors += 1 }
+            if leftBehind { state.pendingUnlink += cost }   // a temporary file unlink could not remove
+        }
+        guard failure != 0 else { return .written }
+        return .failed("cannot write to the disk cache \(directory): \(String(cString: strerror(failure)))")
+    }
+
+    /// One attempt at writing an entry: its shard, the temporary file, the rename into place.
+    /// 0, or the `errno` of the step that failed (what it created is removed then; `leftBehind`
+    /// when that removal failed too).
+    private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> (failure: Int32, leftBehind: Bool) {
+        // EEXIST is the usual answer; ENOENT says entries/ is gone.
+        let shard = shardDirectory(for: digest)
+        if mkdir(shard, 0o755) != 0 && errno == ENOENT { return (ENOENT, false) }
+        // A symlink (or anything but a directory) planted at the shard's name leads out of the
+        // cache, perhaps into the library: never written through.
+        guard CacheDirectory.isRealDirectory(shard) else { return (ENOTDIR, false) }
+        // writeAll removes what it created when it fails, and touches nothing it did not create.
+        let written = Self.writeAll(bytes, to: temporaryPath)
+        guard written.failure == 0 else { return written }
+        let moved = Self.moveIntoPlace(temporaryPath, path(for: digest))
+        guard moved != 0 else { return (0, false) }
+        return (moved, !Self.removeOwn(temporaryPath))   // made just now by writeAll
+    }
+
+    /// Removes an entry's file dropped from the index (`CacheDirectory.removeEntry`). False when
+    /// a file of thumbd's form is still there (its unlink failed): its bytes stay counted then.
+    func removeDropped(_ path: String) -> Bool {
+        CacheDirectory.removeEntry(path) || !isEntryLeft(path)
+    }
+
+    /// Whether a file of thumbd's form (`CacheDirectory.holdsEntry`) is at entry path `path`, in
+    /// a shard that is a real directory: the bytes the cache must count. Nothing there, or only
+    /// what is not thumbd's, is not counted.
+    func isEntryLeft(_ path: String) -> Bool {
+        let shard = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        return CacheDirectory.isRealDirectory(shard) && CacheDirectory.holdsEntry(path)
+    }
+
+    /// Unlinks a file this process created; false when it is still there.
+    private static func removeOwn(_ path: String) -> Bool {
+        unlink(path) == 0 || errno == ENOENT
+    }
+
+    static func blocks(_ size: Int) -> Int { (size + 4095) & ~4095 }
+
+    /// Renames a written temporary file to its entry's name without ever replacing a file that
+    /// is not thumbd's (`renameat2` with `RENAME_NOREPLACE`): what sits there is removed first
+    /// only when `CacheDirectory.removeEntry` finds it is an entry (another writer's, or a stale
+    /// one), otherwise the write fails. Returns 0, or the `errno` that stopped it (`EEXIST`
+    /// for a file there that is not thumbd's).
+    private static func moveIntoPlace(_ temporaryPath: String, _ entryPath: String) -> Int32 {
+        for _ in 0..<2 {
+            if clinux_rename_noreplace(temporaryPath, entryPath) == 0 { return 0 }
+            let failure = errno
+            guard failure == EEXIST, CacheDirectory.removeEntry(entryPath) else { return failure }
+        }
+        return EEXIST
+    }
+
+    /// Creates `path` (it must not exist) holding `bytes`; on a failure removes the file it
+    /// created. Returns 0 when all was written and closed, else the `errno` that stopped it, and
+    /// whether the file it created is left behind (its removal failed).
+    private static func writeAll(_ bytes: [UInt8], to path: String) -> (failure: Int32, leftBehind: Bool) {
+        // Read-only: thumbd never writes an entry in place (a write goes to tmp/ and is renamed),
+        // and a hit may be sent from the file with sendfile while it sits in a socket buffer.
+        // O_EXCL: a file already at this name is not ours to write into, nor to remove.
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        guard fd >= 0 else { return (errno, false) }
+        var done = 0
+        var failure = bytes.withUnsafeBytes { buffer -> Int32 in
+            while done < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 { return errno }
+                if n == 0 { return ENOSPC }   // write(2) of a regular file returns 0 only when nothing fits
+                done += n
+            }
+            return 0
+        }
+        if close(fd) != 0 && failure == 0 { failure = errno }
+        return (failure, failure != 0 && !removeOwn(path))
+    }
+}
