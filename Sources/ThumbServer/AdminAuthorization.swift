@@ -10,13 +10,19 @@ enum AdminAuthorization {
     /// A 401 for a request to a route of `access` that needs the token and lacks it; nil when it
     /// may go on. `method`: the request's, nil when no route answers it (it needs the token too).
     static func refusal(for request: HTTPRequest, method: Route.Methods?, access: Route.Access,
-                        token: String) -> APIError? {
-        guard !token.isEmpty, needsToken(method, access) else { return nil }
-        // SHA-256 of both, compared by CRYPTO_memcmp: the time depends on neither the token's
-        // length nor how much of a guess matched.
-        if let presented = bearer(in: request),
-           Crypto.equal(Crypto.sha256(Array(presented.utf8)), Crypto.sha256(Array(token.utf8))) { return nil }
+                        configuration: ServiceConfiguration) -> APIError? {
+        guard !configuration.adminToken.isEmpty, needsToken(method, access) else { return nil }
+        if presentsToken(request, configuration) { return nil }
         return .unauthorized("this resource needs Authorization: Bearer <admin_token>")
+    }
+
+    /// Whether `request` carries the admin token (`Authorization: Bearer <admin_token>`, when one
+    /// is set): the one admin check, for the admin routes here and the app's routes
+    /// (`ThumbService.client(for:changing:)`). SHA-256 of both, compared by CRYPTO_memcmp: the
+    /// time depends on neither the token's length nor how much of a guess matched.
+    static func presentsToken(_ request: HTTPRequest, _ configuration: ServiceConfiguration) -> Bool {
+        guard !configuration.adminToken.isEmpty, let presented = bearer(in: request) else { return false }
+        return Crypto.equal(Crypto.sha256(Array(presented.utf8)), configuration.adminTokenDigest)
     }
 
     private static func needsToken(_ method: Route.Methods?, _ access: Route.Access) -> Bool {

@@ -20,7 +20,12 @@ public struct ServiceConfiguration: Sendable {
     /// Whether `Accept: image/webp` gives WebP. `true` by default.
     public var webpEnabled = true
     /// When non-empty, admin routes need `Authorization: Bearer <adminToken>`. Empty by default.
-    public var adminToken = ""
+    public var adminToken = "" {
+        didSet { adminTokenDigest = Crypto.sha256(Array(adminToken.utf8)) }
+    }
+    /// SHA-256 of `adminToken`, what a presented token's digest is compared with (worked out
+    /// once, when the token is set).
+    private(set) var adminTokenDigest = Crypto.sha256([])
     /// Signed thumbnail URLs (`signing_keys`, `signed_url_max_seconds`, `signed_url_bucket_seconds`):
     /// off (no keys) by default.
     public var signing = URLSigning()
@@ -44,9 +49,6 @@ public struct ServiceConfiguration: Sendable {
     public var cluster: ClusterSettings?
 
     public init() {}
-
-    /// SHA-256 of `adminToken`, what a presented token's digest is compared with.
-    var adminTokenDigest: [UInt8] { Crypto.sha256(Array(adminToken.utf8)) }
 
     func grid(named name: String) -> GridSpec? { grids.first { $0.name == name } }
 }

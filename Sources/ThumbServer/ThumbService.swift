@@ -106,7 +106,7 @@ public final class ThumbService: HTTPResponder {
         }
         if route.access != .open,
            let refusal = AdminAuthorization.refusal(for: request, method: method, access: route.access,
-                                                    token: configuration.adminToken) {
+                                                    configuration: configuration) {
             return completion(refusal.response)
         }
         // Who is asking, on the app's routes; a CORS preflight of the listing carries no credentials.
