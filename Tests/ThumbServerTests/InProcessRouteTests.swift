@@ -31,10 +31,11 @@ import Testing
         }
 
         /// Sends one request through the router and waits for its response.
-        func respond(_ method: String, _ target: String, headers: [(String, String)] = []) -> HTTPResponse {
+        func respond(_ method: String, _ target: String, headers: [(String, String)] = [], body: String = "") -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)
             let box = LockedArray<HTTPResponse>()
-            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers))) {
+            thumbd.service.respond(to: HTTPRequest(method: method, target: target, headers: HTTPHeaders(headers),
+                                                   body: Array(body.utf8))) {
                 box.append($0.withFileRead)
                 done.signal()
             }
