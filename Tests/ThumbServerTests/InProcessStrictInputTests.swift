@@ -16,6 +16,41 @@ import Testing
         return (json?["error"] as? String, json?["message"] as? String ?? "")
     }
 
+    /// `?prefix=2024` gave the whole library and `?width=` was ignored: a parameter a route does
+    /// not read is 400 naming it, with the known one it is nearest to.
+    @Test func aQueryParameterTheRouteDoesNotReadIs400NamingIt() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for (method, target, named, hint) in [
+            ("GET", "/assets?prefix=2024", "prefix", "it takes sort, offset, limit, after"),
+            ("GET", "/assets?sort=oldest&limt=5", "limt", "did you mean limit?"),
+            ("GET", Self.photo + "?width=100", "width", "it takes v, format, exp, kid, sig"),
+            ("GET", Self.photo + "?v=0&fromat=png", "fromat", "did you mean format?"),
+            ("HEAD", Self.photo + "?%77idth=1", "width", "it takes"),
+            ("DELETE", "/prefetch?alll=true", "alll", "did you mean all?"),
+            ("POST", "/prefetch?all=true", "all", "it takes none"),
+            ("GET", "/prefetch/1?verbose=1", "verbose", "it takes none"),
+        ] {
+            let response = service.respond(method, target, body: #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#)
+            #expect(response.status == 400, "\(method) \(target)")
+            let (code, message) = error(response)
+            #expect(code == "bad_request", "\(method) \(target)")
+            #expect(message.contains("query parameter \"\(named)\"") && message.contains(hint), "\(method) \(target): \(message)")
+        }
+        // What clients send (the gallery, the listing's URLs, the README's examples) answers as before.
+        let listing = service.respond("GET", "/assets?sort=newest&offset=0&limit=150")
+        #expect(listing.status == 200)
+        let items = try #require((try JSONSerialization.jsonObject(with: Data(listing.body)) as? [String: Any])?["items"] as? [[String: Any]])
+        let listed = try #require(((items.first?["thumbnails"] as? [String: String])?["3"]))
+        for target in [listed, listed + "&format=png", Self.photo + "?format=jpg", Self.photo, Self.photo + "?",
+                       Self.photo + "?v=1&&", Self.photo + "?exp=1&kid=k&sig=s"] {   // exp, kid, sig: signing is off
+            #expect(service.respond("GET", target).status == 200, "\(target)")
+        }
+        #expect(service.respond("GET", "/assets?limit=2&after=" + "x").status == 400)   // a bad cursor, as before
+        #expect(service.respond("DELETE", "/prefetch?all=true").status == 200)
+        #expect(service.respond("DELETE", "/prefetch").status == 200)
+    }
+
     /// Prefetch bodies are decoded as `PrefetchBody`: an unknown field, a value of another JSON
     /// type and a null are 400 naming the field (and what it must be); a trailing comma, a
     /// duplicate key and a comment are 400 naming the position.
