@@ -15,13 +15,15 @@ import Testing
         let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
         let thumbd: Thumbd
 
-        init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "") throws {
+        init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "",
+             configure: (inout Config) -> Void = { _ in }) throws {
             var config = Config()
             config.library = Paths.fixturePhotos
             config.cacheDirectory = cache
             config.libraryWatch = false   // an inotify instance a route test does not need
             config.memoryCacheBytes = memoryCacheBytes
             config.adminToken = adminToken
+            configure(&config)
             thumbd = try Thumbd(config: config)   // not started: no socket is bound
         }
 

@@ -94,4 +94,24 @@ import Testing
         }
         #expect(service.respond("DELETE", "/prefetch").status == 200)
     }
+
+    /// A signed URL with `exp`, `kid` or `sig` twice, or `exp` with a leading zero, was accepted
+    /// (the first of each won; `0…` read as the number): each is now `signature_invalid`, so that
+    /// a signed URL has one spelling.
+    @Test func aSignedURLHasOneSpellingOfEachParameter() throws {
+        let key = URLSigning.Key(id: "k1", secret: [UInt8](repeating: 7, count: 32))
+        let service = try Service { $0.signingKeys = ["k1:" + String(repeating: "07", count: 32)] }
+        let expires = Int(Date().timeIntervalSince1970) + 3600
+        let path = Array("fuji-sp2500-tiny-orientation6.jpg".utf8)
+        let signed = URLSigning.query(key: key, grid: Array("3".utf8), path: path, expires: expires)
+        let sig = String(signed.split(separator: "&").last!)
+        #expect(service.respond("GET", Self.photo + "?" + signed).status == 200)
+        #expect(service.respond("GET", Self.photo + "?v=1&format=jpeg&" + signed).status == 200)
+        for query in [signed + "&exp=\(expires + 60)", signed + "&kid=k2", signed + "&" + sig, "exp=\(expires)&" + signed,
+                      "exp=0\(expires)&kid=k1&" + sig, "exp=00\(expires)&kid=k1&" + sig] {
+            let response = service.respond("GET", Self.photo + "?" + query)
+            #expect(response.status == 403, "\(query)")
+            #expect(error(response).code == "signature_invalid", "\(query)")
+        }
+    }
 }
