@@ -20,7 +20,8 @@ enum Negotiation {
     /// A query of `v` alone (what `/assets` lists) is read over its bytes without allocating;
     /// other parameters go through `queryValue`. `v` is compared as sent, not decoded: a token
     /// is hex, and an encoded one only fails to match (which never makes a URL immutable).
-    /// - Throws: `APIError` 400 for an unknown `format` value.
+    /// - Throws: `APIError` 400 for a parameter other than `QueryParameters.thumbnail`'s, and
+    ///   for an unknown `format` value.
     static func thumbnailQuery(_ query: Substring?, accept: [String],
                                webpEnabled: Bool) throws(APIError) -> (format: FormatChoice, version: Substring.UTF8View?) {
         guard let query else { return (webpEnabled && acceptsWebP(accept) ? .webp : .automatic, nil) }
@@ -38,6 +39,7 @@ enum Negotiation {
             }
             start = end == bytes.endIndex ? end : bytes.index(after: end)
         }
+        if others { try QueryParameters.refuseUnknown(in: query, known: QueryParameters.thumbnail, of: "a thumbnail URL") }
         let format = others ? try formatChoice(query: query, accept: accept, webpEnabled: webpEnabled)
             : (webpEnabled && acceptsWebP(accept) ? .webp : .automatic)
         return (format, version)

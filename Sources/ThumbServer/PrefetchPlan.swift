@@ -28,39 +28,29 @@ struct PrefetchPlan {
     let format: FormatChoice
     let items: Items
 
-    /// - Throws: `APIError` 400 for a body that is not a JSON object, an unknown grid or format,
+    /// - Throws: `APIError` 400 for a body that is not strict JSON or not a `PrefetchBody` (an
+    ///   unknown field, a value of another type: `StrictJSON.decode`), an unknown grid or format,
     ///   a bad range (`start > end`, negative, not whole numbers, `start`/`end` beside
     ///   `after`/`count`, `focus` not a whole number ≥ 0 or beside `paths`/`after`), or a path
     ///   that leaves the library; 400 `bad_cursor` for an `after`
     ///   that is not a cursor of this server's, or of another sort.
     init(body: [UInt8], grids: [GridSpec], webpEnabled: Bool) throws(APIError) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)), let fields = object as? [String: Any] else {
-            throw APIError.badRequest("the body must be a JSON object")
-        }
-        guard let gridName = fields["grid"] as? String ?? JSONValue.integer(fields["grid"]).map({ "\($0)" }),
-              let grid = grids.first(where: { $0.name == gridName }) else {
+        let fields = try StrictJSON.decode(PrefetchBody.self, body: body)
+        guard let grid = grids.first(where: { $0.name == fields.grid }) else {
             throw APIError.badRequest("grid must name one of \(grids.map(\.name).joined(separator: ", "))")
         }
         self.grid = grid
-        switch fields["format"] {
-        case nil: format = .automatic
-        case let text as String: format = try FormatChoice(parameter: text, webpEnabled: webpEnabled)
-        default: throw APIError.badRequest("format must be a string")
-        }
-        if fields["paths"] != nil || fields["urls"] != nil {
-            func strings(_ name: String) throws(APIError) -> [String] {
-                guard let value = fields[name] else { return [] }
-                guard let list = value as? [String], list.count <= Self.maxPaths else {
-                    throw APIError.badRequest("\(name) must be an array of at most \(Self.maxPaths) strings")
-                }
-                return list
+        format = try fields.format.map { text throws(APIError) in try FormatChoice(parameter: text, webpEnabled: webpEnabled) }
+            ?? .automatic
+        if fields.paths != nil || fields.urls != nil {
+            let paths = fields.paths ?? [], urls = fields.urls ?? []
+            for (name, list) in [("paths", paths), ("urls", urls)] where list.count > Self.maxPaths {
+                throw APIError.badRequest("\(name) must be an array of at most \(Self.maxPaths) strings")
             }
-            let paths = try strings("paths"), urls = try strings("urls")
             guard paths.count + urls.count <= Self.maxPaths else {
                 throw APIError.badRequest("paths and urls may name at most \(Self.maxPaths) assets together")
             }
-            guard fields["start"] == nil, fields["end"] == nil, fields["after"] == nil, fields["count"] == nil,
-                  fields["focus"] == nil else {
+            guard fields.start == nil, fields.end == nil, fields.after == nil, fields.count == nil, fields.focus == nil else {
                 throw APIError.badRequest("give either paths (or urls) or a range (start/end, after/count), not both")
             }
             var list: [[[UInt8]]] = []
@@ -70,40 +60,27 @@ struct PrefetchPlan {
             items = .paths(list)
             return
         }
-        // Any whole number from 0 up, as JSON numbers go (a client may send 2^53 - 1 for "to
-        // the end"): clamped to Int32.max, past which no listing reaches.
-        func whole(_ name: String) throws(APIError) -> Int {
-            guard let value = fields[name] else { throw APIError.badRequest("\(name) is missing") }
-            if let number = JSONValue.integer(value) {
-                guard number >= 0 else { throw APIError.badRequest("\(name) must be a whole number ≥ 0") }
-                return min(number, Int(Int32.max))
-            }
-            if let number = JSONValue.number(value), number >= 0, number.rounded() == number, number.isFinite {
-                return number >= Double(Int32.max) ? Int(Int32.max) : Int(number)
-            }
-            throw APIError.badRequest("\(name) must be a whole number ≥ 0")
+        func whole(_ name: String, _ number: PrefetchBody.WholeNumber?) throws(APIError) -> Int {
+            guard let number else { throw APIError.badRequest("\(name) is missing") }
+            return number.value
         }
-        // A sort that is not a string is refused as an unknown one.
-        let order = try ListingOrder(parameter: fields["sort"] == nil ? nil : fields["sort"] as? String ?? "")
-        if fields["after"] != nil || fields["count"] != nil {
-            guard fields["start"] == nil, fields["end"] == nil else {
+        let order = try ListingOrder(parameter: fields.sort)
+        if fields.after != nil || fields.count != nil {
+            guard fields.start == nil, fields.end == nil else {
                 throw APIError.badRequest("give either start/end or after/count, not both")
             }
-            guard fields["focus"] == nil else { throw APIError.badRequest("focus goes with start/end only") }
-            let count = try whole("count")
-            switch fields["after"] {
-            case nil, is NSNull:
-                items = .following(order, start: .offset(0), count: count)
-            case let token as String:
+            guard fields.focus == nil else { throw APIError.badRequest("focus goes with start/end only") }
+            let count = try whole("count", fields.count)
+            if case .some(.some(let token)) = fields.after {
                 items = .following(order, start: .after(try ListingCursor(token: token, order: order).key), count: count)
-            default:
-                throw APIError.badCursor("after must be a cursor (a string), or null for the top of the listing")
+            } else {
+                items = .following(order, start: .offset(0), count: count)
             }
             return
         }
-        let start = try whole("start"), end = try whole("end")
+        let start = try whole("start", fields.start), end = try whole("end", fields.end)
         guard start <= end else { throw APIError.badRequest("start must not be greater than end") }
-        items = .range(order, start: start, end: end, focus: fields["focus"] == nil ? start : try whole("focus"))
+        items = .range(order, start: start, end: end, focus: fields.focus?.value ?? start)
     }
 
     /// A range's items in the order they are warmed: from the client's position `focus` (its

@@ -31,3 +31,32 @@ extension ListingOrder {
         }
     }
 }
+
+/// The query parameters each route reads (docs/API.md, "Endpoints"): one a route does not read
+/// is refused, not ignored, so that a misspelt or invented one (`?prefix=2024`, `?widht=`)
+/// does not answer as if it were not there.
+enum QueryParameters {
+    /// A thumbnail URL's: `v` and `format`, and a signed URL's `exp`, `kid` and `sig` (known
+    /// also while signing is off, so that URLs signed before still answer).
+    static let thumbnail = ["v", "format", "exp", "kid", "sig"]
+    /// `GET /assets`.
+    static let listing = ["sort", "offset", "limit", "after"]
+    /// `DELETE /prefetch`.
+    static let stopJobs = ["all"]
+
+    /// Refuses the first parameter of `query` whose name (percent-decoded, as `Negotiation.queryValue`
+    /// reads names) is not in `known`; empty pairs (`a=1&&b=2`) are no parameter.
+    /// - Throws: `APIError` 400 `bad_request` naming it and `resource`, with the closest of
+    ///   `known` (`ConfigLoader.closest`) or else the list of them.
+    static func refuseUnknown(in query: Substring?, known: [String], of resource: String) throws(APIError) {
+        guard let query else { return }
+        for pair in query.split(separator: "&") {
+            let raw = pair.prefix { $0 != "=" }
+            let name = PercentDecoding.decode(raw) ?? String(raw)
+            guard !known.contains(name) else { continue }
+            let hint = ConfigLoader.closest(to: name, among: known).map { "did you mean \($0)?" }
+                ?? (known.isEmpty ? "it takes none" : "it takes " + known.joined(separator: ", "))
+            throw APIError.badRequest("\(resource) has no query parameter \(JSON.quote(name)) (\(hint))")
+        }
+    }
+}

@@ -14,6 +14,11 @@ extension ThumbService {
     /// items were sent elsewhere meanwhile. Best effort: the close is seen on the event loop,
     /// which a busy node may reach only after the job was queued.
     func startPrefetch(_ request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        do {
+            try QueryParameters.refuseUnknown(in: request.query, known: [], of: "POST /prefetch")
+        } catch {
+            return completion(error.response)
+        }
         let gone = Mutex(false)
         request.clientAbort.onAbort { gone.withLock { $0 = true } }
         DispatchQueue.global(qos: .userInitiated).async {
@@ -42,6 +47,11 @@ extension ThumbService {
     /// `DELETE /prefetch`: stops `client`'s jobs; `DELETE /prefetch?all=true`, the admin's alone
     /// (403 `forbidden` for anyone else), every client's. 200 with their final states.
     func cancelPrefetches(_ request: HTTPRequest, for client: Client) -> HTTPResponse {
+        do {
+            try QueryParameters.refuseUnknown(in: request.query, known: QueryParameters.stopJobs, of: "DELETE /prefetch")
+        } catch {
+            return error.response
+        }
         let all = Negotiation.queryValue("all", in: request.query).map { $0 == "true" || $0 == "1" } ?? false
         if all && !client.isAdmin && !(configuration.adminToken.isEmpty && configuration.clientKeys.isEmpty) {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response
@@ -71,6 +81,11 @@ extension ThumbService {
     /// 404 for no such job.
     /// A job that is not `client`'s is 404 for it, as one that does not exist (the admin sees all).
     func respondWithPrefetchJob(_ request: HTTPRequest, cancel: Bool, for client: Client) -> HTTPResponse {
+        do {
+            try QueryParameters.refuseUnknown(in: request.query, known: [], of: "/prefetch/{id}")
+        } catch {
+            return error.response
+        }
         let owner = client.isAdmin ? nil : client.owner
         let job = Self.prefetchJobID(request.path.dropFirst("/prefetch/".count)).flatMap { id in
             cancel ? prefetcher.cancel(id, owner: owner) : prefetcher.job(id, owner: owner)

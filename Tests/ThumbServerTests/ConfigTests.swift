@@ -241,6 +241,26 @@ import Thumbnails
         }
     }
 
+    /// A trailing comma or a repeated key was accepted (the last of the repeated keys won) and a
+    /// comment gave "is not a JSON object": each stops start-up naming where and what
+    /// (`StrictJSON.syntaxError`). A byte order mark is still fine.
+    @Test func aConfigFileThatIsNotStrictJSONIsRefusedNamingThePosition() throws {
+        for (json, problem) in [
+            ("{\n  \"port\": 8080,\n  \"webp\": true,\n}\n", "line 3, column 15 (byte 32): a trailing comma before '}'"),
+            ("{\"port\": 8080, \"port\": 9090}", "line 1, column 16 (byte 15): the key \"port\" appears twice in one object"),
+            ("{\n  // the port\n  \"port\": 8080\n}", "line 2, column 3 (byte 4): JSON has no comments (// or /* */)"),
+            ("{\"grids\": [{\"name\": \"3\", \"width\": 393, \"height\": 393, \"fit\": \"cover\",}]}",
+             "line 1, column 69 (byte 68): a trailing comma before '}'"),
+        ] {
+            let file = try configFile(json)
+            defer { file.remove() }
+            #expect(refusal(["--config", file.path, "--library", "/p"]) == "the config file \(file.path) is not valid JSON at \(problem)")
+        }
+        let marked = try configFile("\u{FEFF}{\"port\": 8081}")
+        defer { marked.remove() }
+        #expect(try load(["--config", marked.path, "--library", "/p"]).port == 8081)
+    }
+
     @Test(arguments: [#"{"port": true}"#, #"{"port": 1.5}"#, #"{"webp": 1}"#, #"{"grids": []}"#,
                       #"{"grids": [{"name": "a", "width": 0, "height": 1, "fit": "cover"}]}"#,
                       #"{"grids": [{"name": "a", "width": 1, "height": 1, "fit": "stretch"}]}"#, #"[1]"#])

@@ -12,11 +12,18 @@ import Testing
 /// as the socket tests, one layer down.
 @Suite struct InProcessRouteTests {
     final class Service: InProcessServer, @unchecked Sendable {
-        init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "") throws {
+        init(memoryCacheBytes: Int = Config().memoryCacheBytes, adminToken: String = "",
+             configure: (inout Config) -> Void = { _ in }) throws {
             try super.init { config in
                 config.memoryCacheBytes = memoryCacheBytes
                 config.adminToken = adminToken
+                configure(&config)
             }
+        }
+
+        /// `respond` with a text body.
+        func respond(_ method: String, _ target: String, headers: [(String, String)] = [], body: String) -> HTTPResponse {
+            respond(method, target, headers: headers, body: Array(body.utf8))
         }
     }
 

@@ -150,7 +150,7 @@ import Glibc
         #expect(before.header("Cache-Control") == Self.immutable)
         let token = String(old.drop { $0 != "=" }.dropFirst())
         for wrong in ["?v=0000000000000000", "?v=", "?v", "?v=" + token.uppercased(), "?v=" + token + "0",
-                      "?v=%" + String(format: "%02X", token.utf8.first!) + token.dropFirst(), "?x=1&v=" + token.dropLast()] {
+                      "?v=%" + String(format: "%02X", token.utf8.first!) + token.dropFirst(), "?format=jpeg&v=" + token.dropLast()] {
             let response = try lib.server.get("/thumbnails/3/p.jpg" + wrong)
             #expect(response.status == 200, "\(wrong)")
             #expect(response.header("Cache-Control") == Self.revalidate, "\(wrong)")
@@ -240,13 +240,18 @@ import Glibc
         ("v=abc&v=def", "abc", .automatic),
         ("v=", "", .automatic),
         ("v", "", .automatic),
-        ("vx=abc", nil, .automatic),
-        ("x=1", nil, .automatic),
         ("&&v=a%62c&", "a%62c", .automatic),
+        ("exp=1&kid=k&sig=s&v=abc", "abc", .automatic),
     ] as [(String, String?, FormatChoice)])
     func theQueryOfAThumbnailURL(query: String, version: String?, format: FormatChoice) throws {
         let parsed = try Negotiation.thumbnailQuery(Substring(query), accept: [], webpEnabled: true)
         #expect(parsed.version.map { String(Substring($0)) } == version)
         #expect(parsed.format == format)
+    }
+
+    /// A parameter a thumbnail URL does not take is refused, not ignored (`QueryParameters`).
+    @Test(arguments: ["vx=abc", "x=1", "v=abc&width=100"])
+    func anUnknownParameterOfAThumbnailURLIsRefused(query: String) {
+        #expect(throws: APIError.self) { try Negotiation.thumbnailQuery(Substring(query), accept: [], webpEnabled: true) }
     }
 }

@@ -156,6 +156,9 @@ public enum ConfigLoader {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigError("cannot read the config file \(path)")
         }
+        if let error = StrictJSON.syntaxError(in: Array(data)) {
+            throw ConfigError("the config file \(path) is not valid JSON at \(error)")
+        }
         guard let object = try? JSONSerialization.jsonObject(with: data), let root = object as? [String: Any] else {
             throw ConfigError("the config file \(path) is not a JSON object")
         }

@@ -104,16 +104,21 @@ public struct URLSigning: Sendable, Equatable {
     /// - Throws: `APIError` 403, the one `refusal` gives.
     func verifiedExpiry(path: Substring, query: Substring?, now: Int) throws(APIError) -> Int? {
         guard isEnabled else { return nil }
-        let (exp, kid, sig) = Self.parameters(query)
+        let (exp, kid, sig, repeated) = Self.parameters(query)
         guard exp != nil || kid != nil || sig != nil else {
             throw Self.refused("signature_required",
                                "this server serves signed thumbnail URLs only: add exp, kid and sig (docs/deploying.md, \"Signed thumbnail URLs\")")
         }
+        if let repeated {
+            throw Self.refused("signature_invalid", "a signed URL carries \(repeated) once (it is there more than once)")
+        }
         guard let exp, let kid, let sig else {
             throw Self.refused("signature_invalid", "a signed URL needs all of exp, kid and sig")
         }
-        guard exp.utf8.count <= 12, exp.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let expires = Int(exp) else {
-            throw Self.refused("signature_invalid", "exp must be a time in whole seconds since 1970")
+        // Digits only, without a leading zero: one `exp` has one spelling, the one signed.
+        guard exp.utf8.count <= 12, exp.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              exp.utf8.count == 1 || exp.utf8.first != UInt8(ascii: "0"), let expires = Int(exp) else {
+            throw Self.refused("signature_invalid", "exp must be a time in whole seconds since 1970, without leading zeros")
         }
         guard let key = keys.first(where: { $0.id == kid }) else {
             throw Self.refused("signature_invalid", "no signing key of this server has the id in kid")
@@ -144,20 +149,21 @@ public struct URLSigning: Sendable, Equatable {
         return expires
     }
 
-    /// The first `exp`, `kid` and `sig` of `query`, as sent: in one pass over its bytes, with no
+    /// The `exp`, `kid` and `sig` of `query`, as sent: in one pass over its bytes, with no
     /// decoding (none of their valid values needs an escape, so an escaped one fails its check).
-    /// Nil for each that is absent.
-    static func parameters(_ query: Substring?) -> (exp: Substring?, kid: Substring?, sig: Substring?) {
-        guard let query else { return (nil, nil, nil) }
-        var exp: Substring?, kid: Substring?, sig: Substring?
+    /// Nil for each that is absent; `repeated`: the first of them that is there twice (which
+    /// would leave it to the reader which one counts), nil when none is.
+    static func parameters(_ query: Substring?) -> (exp: Substring?, kid: Substring?, sig: Substring?, repeated: String?) {
+        guard let query else { return (nil, nil, nil, nil) }
+        var exp: Substring?, kid: Substring?, sig: Substring?, repeated: String?
         for pair in query.utf8.split(separator: UInt8(ascii: "&")) {
             guard pair.count >= 4, pair[pair.index(pair.startIndex, offsetBy: 3)] == UInt8(ascii: "=") else { continue }
             let name = pair.prefix(3), value = Substring(pair.dropFirst(4))
-            if exp == nil, name.elementsEqual("exp".utf8) { exp = value }
-            else if kid == nil, name.elementsEqual("kid".utf8) { kid = value }
-            else if sig == nil, name.elementsEqual("sig".utf8) { sig = value }
+            if name.elementsEqual("exp".utf8) { if exp == nil { exp = value } else if repeated == nil { repeated = "exp" } }
+            else if name.elementsEqual("kid".utf8) { if kid == nil { kid = value } else if repeated == nil { repeated = "kid" } }
+            else if name.elementsEqual("sig".utf8) { if sig == nil { sig = value } else if repeated == nil { repeated = "sig" } }
         }
-        return (exp, kid, sig)
+        return (exp, kid, sig, repeated)
     }
 
     private static func refused(_ code: String, _ message: String) -> APIError {

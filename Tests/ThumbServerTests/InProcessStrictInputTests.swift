@@ -1,0 +1,117 @@
+import Foundation
+import HTTP
+import Testing
+@testable import ThumbServer
+
+/// Input the contract does not allow is refused, not read leniently (issue 31, item 7; issue 27):
+/// query parameters a route does not read, prefetch bodies that are not exactly a
+/// `PrefetchBody` in strict JSON, and signed URLs whose `exp`, `kid` or `sig` has more than one
+/// spelling. Driven through `ThumbService.respond`, with no socket.
+@Suite struct InProcessStrictInputTests {
+    typealias Service = InProcessRouteTests.Service
+    static let photo = "/thumbnails/3/fuji-sp2500-tiny-orientation6.jpg"
+
+    func error(_ response: HTTPResponse) -> (code: String?, message: String) {
+        let json = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        return (json?["error"] as? String, json?["message"] as? String ?? "")
+    }
+
+    /// `?prefix=2024` gave the whole library and `?width=` was ignored: a parameter a route does
+    /// not read is 400 naming it, with the known one it is nearest to.
+    @Test func aQueryParameterTheRouteDoesNotReadIs400NamingIt() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for (method, target, named, hint) in [
+            ("GET", "/assets?prefix=2024", "prefix", "it takes sort, offset, limit, after"),
+            ("GET", "/assets?sort=oldest&limt=5", "limt", "did you mean limit?"),
+            ("GET", Self.photo + "?width=100", "width", "it takes v, format, exp, kid, sig"),
+            ("GET", Self.photo + "?v=0&fromat=png", "fromat", "did you mean format?"),
+            ("HEAD", Self.photo + "?%77idth=1", "width", "it takes"),
+            ("DELETE", "/prefetch?alll=true", "alll", "did you mean all?"),
+            ("POST", "/prefetch?all=true", "all", "it takes none"),
+            ("GET", "/prefetch/1?verbose=1", "verbose", "it takes none"),
+        ] {
+            let response = service.respond(method, target, body: #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#)
+            #expect(response.status == 400, "\(method) \(target)")
+            let (code, message) = error(response)
+            #expect(code == "bad_request", "\(method) \(target)")
+            #expect(message.contains("query parameter \"\(named)\"") && message.contains(hint), "\(method) \(target): \(message)")
+        }
+        // What clients send (the gallery, the listing's URLs, the README's examples) answers as before.
+        let listing = service.respond("GET", "/assets?sort=newest&offset=0&limit=150")
+        #expect(listing.status == 200)
+        let items = try #require((try JSONSerialization.jsonObject(with: Data(listing.body)) as? [String: Any])?["items"] as? [[String: Any]])
+        let listed = try #require(((items.first?["thumbnails"] as? [String: String])?["3"]))
+        for target in [listed, listed + "&format=png", Self.photo + "?format=jpg", Self.photo, Self.photo + "?",
+                       Self.photo + "?v=1&&", Self.photo + "?exp=1&kid=k&sig=s"] {   // exp, kid, sig: signing is off
+            #expect(service.respond("GET", target).status == 200, "\(target)")
+        }
+        #expect(service.respond("GET", "/assets?limit=2&after=" + "x").status == 400)   // a bad cursor, as before
+        #expect(service.respond("DELETE", "/prefetch?all=true").status == 200)
+        #expect(service.respond("DELETE", "/prefetch").status == 200)
+    }
+
+    /// Prefetch bodies are decoded as `PrefetchBody`: an unknown field, a value of another JSON
+    /// type and a null are 400 naming the field (and what it must be); a trailing comma, a
+    /// duplicate key and a comment are 400 naming the position.
+    @Test func aPrefetchBodyIsReadStrictly() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        func post(_ body: String) -> (status: Int, code: String?, message: String) {
+            let response = service.respond("POST", "/prefetch", body: body)
+            let (code, message) = error(response)
+            return (response.status, code, message)
+        }
+        for (body, message) in [
+            (#"{"grid": "3", "paths": ["Landscape_1.jpg"], "colour": "red"}"#,
+             #"unknown field "colour" (the fields are grid, format, sort, start, end, focus, after, count, paths, urls)"#),
+            (#"{"grid": "3", "path": ["Landscape_1.jpg"]}"#, #"unknown field "path" (did you mean "paths"?)"#),
+            (#"{"grid": 3, "paths": ["Landscape_1.jpg"]}"#, #"grid must be a string (a grid's name, e.g. "3")"#),
+            (#"{"grid": "3", "paths": ["Landscape_1.jpg", 7]}"#, "paths[1] must be a string"),
+            (#"{"grid": "3", "paths": "Landscape_1.jpg"}"#, "paths must be an array of strings"),
+            (#"{"grid": "3", "start": "0", "end": 5}"#, "start must be a whole number ≥ 0"),
+            (#"{"grid": "3", "start": 0, "end": -1}"#, "end must be a whole number ≥ 0"),
+            (#"{"grid": "3", "format": null, "paths": ["Landscape_1.jpg"]}"#, "format must be a string (jpeg, png or webp), not null"),
+            (#"{"paths": ["Landscape_1.jpg"]}"#, "grid is missing"),
+            ("[1]", "the body must be a JSON object"),
+            (#"{"grid": "3", "paths": ["Landscape_1.jpg"],}"#, "the body is not JSON: line 1, column 43 (byte 42): a trailing comma before '}'"),
+            (#"{"grid": "3", "paths": ["Landscape_1.jpg",]}"#, "the body is not JSON: line 1, column 42 (byte 41): a trailing comma before ']'"),
+            ("{\"grid\": \"3\",\n \"grid\": \"5\", \"paths\": []}", #"the body is not JSON: line 2, column 2 (byte 15): the key "grid" appears twice in one object"#),
+            (#"{"grid": "3", "\u0067rid": "5", "paths": []}"#, #"the body is not JSON: line 1, column 15 (byte 14): the key "\u0067rid" appears twice in one object"#),
+            (#"{"grid": "3", // warm it"#, "the body is not JSON: line 1, column 15 (byte 14): JSON has no comments (// or /* */)"),
+        ] {
+            let refused = post(body)
+            #expect(refused.status == 400, "\(body)")
+            #expect(refused.code == "bad_request", "\(body)")
+            #expect(refused.message == message, "\(body)")
+        }
+        #expect(post(#"{"grid": "3", "sort": "newest", "after": 12, "count": 1}"#).code == "bad_cursor")   // as before
+        // Valid bodies (the gallery's range with focus, the README's examples) are accepted as before.
+        for body in [#"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#, #"{"grid":"5","sort":"newest","start":0,"end":3,"focus":1}"#,
+                     #"{"grid": "3", "sort": "oldest", "after": null, "count": 2}"#, #"{"grid": "1", "start": 0, "end": 1e15}"#,
+                     #"{"grid": "3", "format": "webp", "urls": ["Landscape_6.jpg"]}"#, "\u{FEFF}{\"grid\": \"3\", \"start\": 0.0, \"end\": 1}"] {
+            #expect(post(body).status == 202, "\(body)")
+        }
+        #expect(service.respond("DELETE", "/prefetch").status == 200)
+    }
+
+    /// A signed URL with `exp`, `kid` or `sig` twice, or `exp` with a leading zero, was accepted
+    /// (the first of each won; `0…` read as the number): each is now `signature_invalid`, so that
+    /// a signed URL has one spelling.
+    @Test func aSignedURLHasOneSpellingOfEachParameter() throws {
+        let key = URLSigning.Key(id: "k1", secret: [UInt8](repeating: 7, count: 32))
+        let service = try Service { $0.signingKeys = ["k1:" + String(repeating: "07", count: 32)] }
+        let expires = Int(Date().timeIntervalSince1970) + 3600
+        let path = Array("fuji-sp2500-tiny-orientation6.jpg".utf8)
+        let signed = URLSigning.query(key: key, grid: Array("3".utf8), path: path, expires: expires)
+        let sig = String(signed.split(separator: "&").last!)
+        #expect(service.respond("GET", Self.photo + "?" + signed).status == 200)
+        #expect(service.respond("GET", Self.photo + "?v=1&format=jpeg&" + signed).status == 200)
+        for query in [signed + "&exp=\(expires + 60)", signed + "&kid=k2", signed + "&" + sig, "exp=\(expires)&" + signed,
+                      "exp=0\(expires)&kid=k1&" + sig, "exp=00\(expires)&kid=k1&" + sig] {
+            let response = service.respond("GET", Self.photo + "?" + query)
+            #expect(response.status == 403, "\(query)")
+            #expect(error(response).code == "signature_invalid", "\(query)")
+        }
+    }
+}
