@@ -58,7 +58,7 @@ public final class ThumbnailPipeline: Sendable {
         disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
                              openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
-                                    backgroundConcurrency: configuration.prefetchWorkers)
+                                    backgroundConcurrency: configuration.prefetchWorkers, clock: clock)
     }
 
     /// What `cached(_:acceptsFile:)` found without waiting.

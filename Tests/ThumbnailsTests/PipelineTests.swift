@@ -16,12 +16,14 @@ import TestSupport
         let pipeline: ThumbnailPipeline
         let grid = GridSpec(name: "3", width: 393, height: 393, fit: .cover)
 
-        init(deadlineSeconds: Double = 30, memoryLimitBytes: Int = 64 << 20) throws {
+        /// `clock`: the system's uptime unless a test passes time by hand (`ManualClock`).
+        init(deadlineSeconds: Double = 30, memoryLimitBytes: Int = 64 << 20,
+             clock: any UptimeClock = SystemUptimeClock()) throws {
             var configuration = PipelineConfiguration(cacheDirectory: cache.path + "/cache")
             configuration.renderWorkers = 1
             configuration.renderDeadlineSeconds = deadlineSeconds
             configuration.memoryLimitBytes = memoryLimitBytes
-            pipeline = try ThumbnailPipeline(configuration: configuration, renderer: renderer)
+            pipeline = try ThumbnailPipeline(configuration: configuration, renderer: renderer, clock: clock)
         }
 
         deinit {
@@ -184,15 +186,17 @@ import TestSupport
     }
 
     @Test func aClientThatReachesAQueuedPrefetchItemLateMakesPrefetchCatchUp() throws {
-        let rig = try Rig()
+        // Time passes by hand: the client is late by 300 ms whatever the machine's load.
+        let clock = ManualClock()
+        let rig = try Rig(clock: clock)
         rig.ask("Landscape_1.jpg")
         #expect(rig.renderer.waitForStarts(1))
         for photo in ["Landscape_6.jpg", "kodak-dc210-1998-vga.jpg", "fuji-sp2500-tiny-orientation6.jpg"] {
             rig.pipeline.prefetch(rig.request(photo), group: 1) { _ in }
         }
-        // The second item was due 100 ms (the render time assumed) + 100 ms after it was
+        // The second item was due 2 x 100 ms (the render time assumed) + 100 ms after it was
         // queued; the client reaches it later.
-        usleep(300_000)
+        clock.advance(milliseconds: 310)
         let other = rig.ask("galaxy-s-orientation6-gps-vga.jpg")   // a miss no job has queued
         let late = rig.ask("kodak-dc210-1998-vga.jpg")
         #expect(rig.pipeline.statistics.latePrefetch == 1)
@@ -256,4 +260,11 @@ import TestSupport
         #expect(called.withLock { $0 } == 0)
         #expect(rig.renderer.started == ["Landscape_1.jpg"])
     }
+}
+
+/// A clock whose time moves only when a test says so (`advance`), from an uptime of 1 s.
+final class ManualClock: UptimeClock {
+    private let time = Mutex<UInt64>(1_000_000_000)
+    func now() -> UInt64 { time.withLock { $0 } }
+    func advance(milliseconds: UInt64) { time.withLock { $0 += milliseconds * 1_000_000 } }
 }
