@@ -167,8 +167,12 @@ import Glibc
         let photos = try Self.thumbnails(deployment, grid: "3")
         for photo in photos { #expect(try TestClient.get(port: deployment.front, photo.url).status == 200) }
         let owners = photos.map { ring.owner(of: Array($0.path.utf8))! }
-        // The node owning the most keys goes down.
+        // The node owning the most keys goes down (killed). A response leaves before its render
+        // is stored on disk: wait until no node has a flight left, so that what the node keeps
+        // through its restart is every key it served (once, a test that did not wait found one
+        // missing after the restart).
         let down = (0..<3).max { a, b in owners.filter { $0 == a }.count < owners.filter { $0 == b }.count }!
+        #expect(eventually { deployment.stats().allSatisfy { (($0?["renders"] as? [String: Any])?["flights"] as? Int) == 0 } })
         deployment.stopNode(down)
         let before = Self.renders(deployment.stats())
         var moved = 0
