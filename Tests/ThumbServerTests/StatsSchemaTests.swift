@@ -66,22 +66,103 @@ import Testing
         return s
     }
 
-    /// Prometheus text as its families' blocks (`# HELP`, `# TYPE`, samples), by name.
-    static func families(_ text: String) -> [String: String] {
-        var blocks: [String: String] = [:]
-        var name = ""
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where !line.isEmpty {
-            if line.hasPrefix("# HELP ") { name = String(line.split(separator: " ")[2]) }
-            blocks[name, default: ""] += line + "\n"
-        }
-        return blocks
+    /// Every figure of the full snapshot, in `/stats` and in `/metrics`, exactly.
+    @Test func aSnapshotRendersTheseExactLines() {
+        let s = Self.fullSnapshot()
+        #expect(ThumbService.statsJSON(s) == Self.fullJSON + "\n")
+        let lines = ThumbService.metricsText(s).split(separator: "\n", omittingEmptySubsequences: false)
+        let expected = (Self.fullMetrics + "\n").split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == expected.count)
+        for (line, want) in zip(lines, expected) { #expect(line == want) }
     }
 
-    @Test(arguments: [("full", fullSnapshot()), ("sparse", sparseSnapshot())])
-    func theSchemaRendersWhatTheHandWrittenCodeDid(name: String, snapshot: ThumbService.StatsSnapshot) {
-        #expect(ThumbService.statsJSON(snapshot) == LegacyStats.statsJSON(snapshot), "\(name)")
-        let new = Self.families(ThumbService.metricsText(snapshot)), old = Self.families(LegacyStats.metricsText(snapshot))
-        #expect(new.keys.sorted() == old.keys.sorted(), "\(name)")
-        for (family, block) in old { #expect(new[family] == block, "\(name) \(family)") }
+    /// Parts that are not there: `null` in `/stats`, no series (and no family) in `/metrics`; a
+    /// family of counts by key is declared before its first sample.
+    @Test func absentPartsAreNullAndHaveNoSeries() {
+        let s = Self.sparseSnapshot()
+        #expect(ThumbService.statsJSON(s) == Self.sparseJSON + "\n")
+        let metrics = ThumbService.metricsText(s)
+        for family in ["thumbd_descriptor_budget", "thumbd_node_info", "thumbd_prefetch_forwarded_items_total",
+                       "thumbd_prefetch_failed_forwards_total", "thumbd_peer_list_mismatches_total"] {
+            #expect(!metrics.contains(family), "\(family)")
+        }
+        #expect(metrics.contains("# TYPE thumbd_http_requests_total counter\n# HELP thumbd_http_request_duration_seconds "))
+        #expect(metrics.contains("\nthumbd_http_request_duration_seconds_count 0\n"))
+        #expect(metrics.contains("\nthumbd_disk_cache_failing 0\n"))
+        #expect(metrics.contains("\nthumbd_video_decodes_total{outcome=\"decoded\"} 0\n"))
+    }
+
+    /// The figures in one output only, each for a reason (docs/API.md): a figure added to the
+    /// schema is in both unless it is added here too.
+    @Test func theFiguresInOneOutputOnlyAreThese() {
+        var statsOnly: [String] = [], metricsOnly: [String] = []
+        func walk(_ entries: [ThumbService.StatsFigure], _ path: String) {
+            for entry in entries {
+                switch entry.node {
+                case .figure(let key?, nil, _): statsOnly.append(path + key)
+                case .figure(nil, let metric?, _): metricsOnly.append(metric.family.name + metric.labels.map { "{\($0.value)}" }.joined())
+                case .figure: break
+                case .object(let key, _, let children): walk(children, path + key + ".")
+                }
+            }
+        }
+        walk(ThumbService.statsSchema, "")
+        #expect(statsOnly == ["requests.total", "disk_cache.fault", "renders.latency_ms.p50", "renders.latency_ms.p95",
+                              "renders.latency_ms.p99", "library.generation", "library.watch.enabled", "library.watch.limit",
+                              "placeholders.shrink_ms_mean", "placeholders.encode_ms_mean", "placeholders.store_ms_mean",
+                              "placeholders.backfill.enabled", "placeholders.backfill.passes", "placeholders.backfill.per_second",
+                              "placeholders.backfill.ms_per_asset", "video.decoders", "video.in_flight", "node.peers"])
+        #expect(metricsOnly == ["thumbd_http_request_duration_seconds", "thumbd_disk_cache_failing", "thumbd_render_duration_seconds",
+                                "thumbd_placeholder_seconds_total{shrink}", "thumbd_placeholder_seconds_total{encode}",
+                                "thumbd_placeholder_seconds_total{store}", "thumbd_placeholder_seconds_total{backfill_render}"])
+    }
+
+    /// Each family is declared once: no two with one name and another kind or help.
+    @Test func eachFamilyIsDeclaredOnce() {
+        var seen: [String: (MetricKind, String)] = [:]
+        func walk(_ entries: [ThumbService.StatsFigure]) {
+            for entry in entries {
+                switch entry.node {
+                case .figure(_, let metric?, _):
+                    let declared = seen[metric.family.name] ?? (metric.family.kind, metric.family.help)
+                    #expect(declared.0 == metric.family.kind && declared.1 == metric.family.help, "\(metric.family.name)")
+                    seen[metric.family.name] = declared
+                case .figure: break
+                case .object(_, _, let children): walk(children)
+                }
+            }
+        }
+        walk(ThumbService.statsSchema)
+    }
+
+    /// `promtool check metrics` (Prometheus' own linter: names, types, units, help) finds nothing
+    /// in either snapshot's `/metrics`. Skipped where promtool is not installed (Debian:
+    /// `apt-get install prometheus`).
+    @Test(.enabled(if: StatsSchemaTests.promtool != nil))
+    func promtoolFindsNothingToLint() throws {
+        for snapshot in [Self.fullSnapshot(), Self.sparseSnapshot()] {
+            let (status, output) = try Self.promtoolCheck(ThumbService.metricsText(snapshot))
+            #expect(status == 0, "\(output)")
+            #expect(output.isEmpty, "\(output)")
+        }
+    }
+
+    static let promtool: String? = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    /// `promtool check metrics` on `text`: its exit status and what it wrote.
+    static func promtoolCheck(_ text: String) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: promtool ?? "promtool")
+        process.arguments = ["check", "metrics"]
+        let input = Pipe(), output = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (input, output, output)
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let written = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: written, as: UTF8.self))
     }
 }
