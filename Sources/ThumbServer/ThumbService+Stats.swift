@@ -39,6 +39,8 @@ extension ThumbService {
         var thumbhashes: (known: Int, unrenderable: Int)
         /// The video helpers' counters and how many may decode at once; nil without helpers.
         var video: (statistics: VideoPosters.Statistics, decoders: Int)?
+        /// The process's own figures from /proc, and libvips' memory.
+        var process: ProcessStatistics
         /// This node of a cluster; nil for a single node (no `peers`).
         var node: Node?
 
@@ -73,7 +75,7 @@ extension ThumbService {
                              placeholders: self.pipeline.placeholders.statistics, backfill: backfill.statistics,
                              thumbhashes: index.thumbhashCounts,
                              video: videoPosters.withLock { $0 }.map { ($0.statistics, $0.configuration.decoders) },
-                             node: nodeFigures())
+                             process: .read(), node: nodeFigures())
     }
 
     /// This node's figures; nil for a single node.

@@ -43,6 +43,7 @@ extension ThumbService {
             .figure("shortages", StatsFamily.descriptorShortages.sample()) { .integer($0.descriptorShortages) },
         ]),
         .object("video", videoFigures),
+        .object("process", processFigures),
         .object("node", present: { $0.node != nil }, nodeFigures),
     ]
 
@@ -186,6 +187,21 @@ extension ThumbService {
         .statsOnly("in_flight") { .integer($0.video?.statistics.inFlight ?? 0) },
     ]
 
+    /// As Prometheus' client libraries name and read them (`process_*`), and thumbd's own.
+    private static let processFigures: [StatsFigure] = [
+        .figure("cpu_seconds", StatsFamily.processCPU.sample()) { .number($0.process.cpuSeconds, places: 2) },
+        .figure("resident_memory_bytes", StatsFamily.processResident.sample()) { .integer($0.process.residentMemoryBytes) },
+        .figure("virtual_memory_bytes", StatsFamily.processVirtual.sample()) { .integer($0.process.virtualMemoryBytes) },
+        .figure("open_fds", StatsFamily.processOpenFDs.sample()) { .integer($0.process.openFDs) },
+        .figure("max_fds", StatsFamily.processMaxFDs.sample()) { .integer($0.process.maxFDs) },
+        .figure("start_time_seconds", StatsFamily.processStartTime.sample()) { .number($0.process.startTimeSeconds, places: 2) },
+        .figure("threads", StatsFamily.threads.sample()) { .integer($0.process.threads) },
+        .figure("vips_memory_bytes", StatsFamily.vipsMemory.sample()) { .integer($0.process.vipsMemoryBytes) },
+        .figure("vips_memory_highwater_bytes", StatsFamily.vipsMemoryHighwater.sample()) {
+            .integer($0.process.vipsMemoryHighwaterBytes)
+        },
+    ]
+
     private static let nodeFigures: [StatsFigure] = [
         .figure("name", StatsFamily.nodeInfo.by("node")) { .text($0.node?.name ?? "") },
         .statsOnly("peers") { s in
@@ -201,7 +217,7 @@ extension ThumbService {
 }
 
 /// What the memory and the disk tier both count, for `ThumbService.cacheFigures`.
-protocol CacheTierStatistics {
+protocol CacheTierStatistics: Sendable {
     var entries: Int { get }
     var bytes: Int { get }
     var limitBytes: Int { get }

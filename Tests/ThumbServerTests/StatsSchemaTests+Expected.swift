@@ -3,11 +3,11 @@
 /// type, help text and label as dashboards read them.
 extension StatsSchemaTests {
     static let fullJSON = #"""
-{"uptime_seconds":12.3,"requests":{"total":7,"by_status":{"200":5,"404":1,"499":1}},"memory_cache":{"entries":3,"bytes":3000,"limit_bytes":1048576,"hits":11,"misses":12,"evictions":13},"disk_cache":{"entries":21,"bytes":22,"limit_bytes":23,"hits":24,"misses":25,"evictions":26,"write_errors":27,"corrupt":28,"directory_faults":29,"fault":"the cache directory \"/var/cache/thumbd\" was removed"},"renders":{"total":31,"failed":2,"coalesced":33,"in_flight":2,"queued":5,"prefetch":34,"derived":35,"refused":36,"known_failures":37,"abandoned":38,"flights":4,"latency_ms":{"p50":4.3,"p95":17.0,"p99":81.0}},"prefetch":{"jobs":41,"queued":42,"done":43,"skipped":44,"failed":45,"not_stored":46,"cancelled":47,"late":48,"catching_up":true,"refused":{"too_many_jobs":1,"too_many_items":0,"rate_limited":3}},"library":{"assets":100,"generation":9,"header_reads":101,"source_checks":53,"unreadable_files":2,"unreadable_directories":1,"watch":{"enabled":true,"instances":1,"active":true,"directories":50,"limit":8192,"over_limit":false,"events":51,"rewalks":52}},"placeholders":{"known":70,"unrenderable":5,"missing":25,"from_renders":60,"backfilled":20,"backfill_failed":3,"shrink_ms_mean":0.10,"encode_ms_mean":0.05,"store_ms_mean":0.02,"backfill":{"enabled":true,"running":false,"passes":2,"renders":25,"seconds":10.0,"per_second":2.5,"ms_per_asset":2.0}},"connections":{"open":3,"total":40},"descriptors":{"limit":1024,"reserve":80,"max_connections":708,"max_open_disk_entries":0,"max_memory_files":236,"shortages":54},"video":{"decoders":2,"decoded":5,"failed":1,"crashes":1,"hangs":0,"killed":0,"helpers_started":2,"in_flight":1},"node":{"name":"127.0.0.1:8082","peers":[{"server":"127.0.0.1:8081","weight":1,"down":true},{"server":"127.0.0.1:8082","weight":2,"down":false}],"forwarded_items":6,"failed_forwards":1,"peer_list_mismatches":0}}
+{"uptime_seconds":12.3,"requests":{"total":7,"by_status":{"200":5,"404":1,"499":1}},"memory_cache":{"entries":3,"bytes":3000,"limit_bytes":1048576,"hits":11,"misses":12,"evictions":13},"disk_cache":{"entries":21,"bytes":22,"limit_bytes":23,"hits":24,"misses":25,"evictions":26,"write_errors":27,"corrupt":28,"directory_faults":29,"fault":"the cache directory \"/var/cache/thumbd\" was removed"},"renders":{"total":31,"failed":2,"coalesced":33,"in_flight":2,"queued":5,"prefetch":34,"derived":35,"refused":36,"known_failures":37,"abandoned":38,"flights":4,"latency_ms":{"p50":4.3,"p95":17.0,"p99":81.0}},"prefetch":{"jobs":41,"queued":42,"done":43,"skipped":44,"failed":45,"not_stored":46,"cancelled":47,"late":48,"catching_up":true,"refused":{"too_many_jobs":1,"too_many_items":0,"rate_limited":3}},"library":{"assets":100,"generation":9,"header_reads":101,"source_checks":53,"unreadable_files":2,"unreadable_directories":1,"watch":{"enabled":true,"instances":1,"active":true,"directories":50,"limit":8192,"over_limit":false,"events":51,"rewalks":52}},"placeholders":{"known":70,"unrenderable":5,"missing":25,"from_renders":60,"backfilled":20,"backfill_failed":3,"shrink_ms_mean":0.10,"encode_ms_mean":0.05,"store_ms_mean":0.02,"backfill":{"enabled":true,"running":false,"passes":2,"renders":25,"seconds":10.0,"per_second":2.5,"ms_per_asset":2.0}},"connections":{"open":3,"total":40},"descriptors":{"limit":1024,"reserve":80,"max_connections":708,"max_open_disk_entries":0,"max_memory_files":236,"shortages":54},"video":{"decoders":2,"decoded":5,"failed":1,"crashes":1,"hangs":0,"killed":0,"helpers_started":2,"in_flight":1},"process":{"cpu_seconds":1.25,"resident_memory_bytes":52428800,"virtual_memory_bytes":1073741824,"open_fds":42,"max_fds":1024,"start_time_seconds":1764800000.37,"threads":17,"vips_memory_bytes":4096,"vips_memory_highwater_bytes":8388608},"node":{"name":"127.0.0.1:8082","peers":[{"server":"127.0.0.1:8081","weight":1,"down":true},{"server":"127.0.0.1:8082","weight":2,"down":false}],"forwarded_items":6,"failed_forwards":1,"peer_list_mismatches":0}}
 """#
 
     static let sparseJSON = #"""
-{"uptime_seconds":12.3,"requests":{"total":0,"by_status":{}},"memory_cache":{"entries":3,"bytes":3000,"limit_bytes":1048576,"hits":11,"misses":12,"evictions":13},"disk_cache":{"entries":21,"bytes":22,"limit_bytes":23,"hits":24,"misses":25,"evictions":26,"write_errors":27,"corrupt":28,"directory_faults":29,"fault":null},"renders":{"total":31,"failed":2,"coalesced":33,"in_flight":2,"queued":5,"prefetch":34,"derived":35,"refused":36,"known_failures":37,"abandoned":38,"flights":4,"latency_ms":{"p50":4.3,"p95":17.0,"p99":81.0}},"prefetch":{"jobs":41,"queued":42,"done":43,"skipped":44,"failed":45,"not_stored":46,"cancelled":47,"late":48,"catching_up":true,"refused":{"too_many_jobs":1,"too_many_items":0,"rate_limited":3}},"library":{"assets":100,"generation":9,"header_reads":101,"source_checks":53,"unreadable_files":2,"unreadable_directories":1,"watch":{"enabled":false,"instances":0,"active":false,"directories":0,"limit":null,"over_limit":false,"events":0,"rewalks":0}},"placeholders":{"known":70,"unrenderable":5,"missing":25,"from_renders":60,"backfilled":20,"backfill_failed":3,"shrink_ms_mean":0.10,"encode_ms_mean":0.05,"store_ms_mean":0.02,"backfill":{"enabled":true,"running":false,"passes":2,"renders":25,"seconds":10.0,"per_second":2.5,"ms_per_asset":2.0}},"connections":{"open":3,"total":40},"descriptors":{"limit":null,"reserve":null,"max_connections":null,"max_open_disk_entries":null,"max_memory_files":null,"shortages":54},"video":{"decoders":0,"decoded":0,"failed":0,"crashes":0,"hangs":0,"killed":0,"helpers_started":0,"in_flight":0},"node":null}
+{"uptime_seconds":12.3,"requests":{"total":0,"by_status":{}},"memory_cache":{"entries":3,"bytes":3000,"limit_bytes":1048576,"hits":11,"misses":12,"evictions":13},"disk_cache":{"entries":21,"bytes":22,"limit_bytes":23,"hits":24,"misses":25,"evictions":26,"write_errors":27,"corrupt":28,"directory_faults":29,"fault":null},"renders":{"total":31,"failed":2,"coalesced":33,"in_flight":2,"queued":5,"prefetch":34,"derived":35,"refused":36,"known_failures":37,"abandoned":38,"flights":4,"latency_ms":{"p50":4.3,"p95":17.0,"p99":81.0}},"prefetch":{"jobs":41,"queued":42,"done":43,"skipped":44,"failed":45,"not_stored":46,"cancelled":47,"late":48,"catching_up":true,"refused":{"too_many_jobs":1,"too_many_items":0,"rate_limited":3}},"library":{"assets":100,"generation":9,"header_reads":101,"source_checks":53,"unreadable_files":2,"unreadable_directories":1,"watch":{"enabled":false,"instances":0,"active":false,"directories":0,"limit":null,"over_limit":false,"events":0,"rewalks":0}},"placeholders":{"known":70,"unrenderable":5,"missing":25,"from_renders":60,"backfilled":20,"backfill_failed":3,"shrink_ms_mean":0.10,"encode_ms_mean":0.05,"store_ms_mean":0.02,"backfill":{"enabled":true,"running":false,"passes":2,"renders":25,"seconds":10.0,"per_second":2.5,"ms_per_asset":2.0}},"connections":{"open":3,"total":40},"descriptors":{"limit":null,"reserve":null,"max_connections":null,"max_open_disk_entries":null,"max_memory_files":null,"shortages":54},"video":{"decoders":0,"decoded":0,"failed":0,"crashes":0,"hangs":0,"killed":0,"helpers_started":0,"in_flight":0},"process":{"cpu_seconds":1.25,"resident_memory_bytes":52428800,"virtual_memory_bytes":1073741824,"open_fds":42,"max_fds":1024,"start_time_seconds":1764800000.37,"threads":17,"vips_memory_bytes":4096,"vips_memory_highwater_bytes":8388608},"node":null}
 """#
 
     static let fullMetrics = #"""
@@ -231,6 +231,33 @@ thumbd_video_helper_faults_total{kind="killed"} 0
 # HELP thumbd_video_helpers_started_total Video helper processes started.
 # TYPE thumbd_video_helpers_started_total counter
 thumbd_video_helpers_started_total 2
+# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 1.25
+# HELP process_resident_memory_bytes Resident memory size in bytes.
+# TYPE process_resident_memory_bytes gauge
+process_resident_memory_bytes 52428800
+# HELP process_virtual_memory_bytes Virtual memory size in bytes.
+# TYPE process_virtual_memory_bytes gauge
+process_virtual_memory_bytes 1073741824
+# HELP process_open_fds Number of open file descriptors.
+# TYPE process_open_fds gauge
+process_open_fds 42
+# HELP process_max_fds Maximum number of open file descriptors.
+# TYPE process_max_fds gauge
+process_max_fds 1024
+# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds 1764800000.37
+# HELP thumbd_threads Threads of the thumbd process (num_threads in /proc/self/stat).
+# TYPE thumbd_threads gauge
+thumbd_threads 17
+# HELP thumbd_vips_memory_bytes Bytes libvips holds through its tracked allocator now (vips_tracked_get_mem).
+# TYPE thumbd_vips_memory_bytes gauge
+thumbd_vips_memory_bytes 4096
+# HELP thumbd_vips_memory_highwater_bytes The most bytes libvips' tracked allocator has held at once since the server started (vips_tracked_get_mem_highwater).
+# TYPE thumbd_vips_memory_highwater_bytes gauge
+thumbd_vips_memory_highwater_bytes 8388608
 # HELP thumbd_node_info This node's address in the cluster's upstream (peers), for summing the cluster.
 # TYPE thumbd_node_info gauge
 thumbd_node_info{node="127.0.0.1:8082"} 1

@@ -9,7 +9,8 @@ import Testing
 /// figure is known.
 @Suite struct StatsSchemaTests {
     /// A snapshot with every part present (a cluster node with a watch, a descriptor budget,
-    /// video helpers and a failing disk tier), each figure a different number.
+    /// video helpers and a failing disk tier), each figure a different number; the process's
+    /// figures some a server could have.
     static func fullSnapshot() -> ThumbService.StatsSnapshot {
         var requests = RequestStatistics.Snapshot()
         requests.total = 7
@@ -52,6 +53,9 @@ import Testing
             descriptors: DescriptorBudget(limit: 1024, maxConnections: 10_000, renderWorkers: 2, eventLoops: 2, memoryTier: true),
             descriptorShortages: 54, placeholders: placeholders, backfill: backfill, thumbhashes: (known: 70, unrenderable: 5),
             video: (statistics: video, decoders: 2),
+            process: ProcessStatistics(cpuSeconds: 1.25, residentMemoryBytes: 52_428_800, virtualMemoryBytes: 1 << 30,
+                                       openFDs: 42, maxFDs: 1024, startTimeSeconds: 1_764_800_000.37, threads: 17,
+                                       vipsMemoryBytes: 4096, vipsMemoryHighwaterBytes: 8 << 20),
             node: .init(name: "127.0.0.1:8082", peers: [("127.0.0.1:8081", 1, true), ("127.0.0.1:8082", 2, false)],
                         forwardedItems: 6, failedForwards: 1, peerListMismatches: 0))
     }

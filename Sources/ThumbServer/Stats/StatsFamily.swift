@@ -113,4 +113,20 @@ enum StatsFamily {
         "thumbd_video_helper_faults_total", .counter,
         "Video helpers that died during a decode (crash), were killed for giving no answer in time (hang), or were killed from outside (killed: SIGKILL, e.g. out of memory).")
     static let videoHelpersStarted = MetricFamily("thumbd_video_helpers_started_total", .counter, "Video helper processes started.")
+
+    // The process series of Prometheus' client libraries (client_golang's process collector):
+    // their names, kinds and help texts.
+    static let processCPU = MetricFamily("process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.")
+    static let processResident = MetricFamily("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.")
+    static let processVirtual = MetricFamily("process_virtual_memory_bytes", .gauge, "Virtual memory size in bytes.")
+    static let processOpenFDs = MetricFamily("process_open_fds", .gauge, "Number of open file descriptors.")
+    static let processMaxFDs = MetricFamily("process_max_fds", .gauge, "Maximum number of open file descriptors.")
+    static let processStartTime = MetricFamily("process_start_time_seconds", .gauge,
+                                               "Start time of the process since unix epoch in seconds.")
+    static let threads = MetricFamily("thumbd_threads", .gauge, "Threads of the thumbd process (num_threads in /proc/self/stat).")
+    static let vipsMemory = MetricFamily("thumbd_vips_memory_bytes", .gauge,
+                                         "Bytes libvips holds through its tracked allocator now (vips_tracked_get_mem).")
+    static let vipsMemoryHighwater = MetricFamily(
+        "thumbd_vips_memory_highwater_bytes", .gauge,
+        "The most bytes libvips' tracked allocator has held at once since the server started (vips_tracked_get_mem_highwater).")
 }
