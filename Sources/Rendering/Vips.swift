@@ -39,4 +39,13 @@ public enum Vips {
         guard getenv("MALLOC_ARENA_MAX") == nil else { return }
         _ = cvips_limit_malloc_arenas(Int32(arenas))
     }
+
+    /// Bytes libvips holds through its tracked allocator now (`vips_tracked_get_mem`: pixel
+    /// buffers of the images being rendered, mostly; not its loaders' own mallocs). `0` before
+    /// `start`.
+    public static var trackedMemoryBytes: Int { Int(clamping: cvips_tracked_memory()) }
+
+    /// The most bytes libvips' tracked allocator has held at once since the process started
+    /// (`vips_tracked_get_mem_highwater`). `0` before `start`.
+    public static var trackedMemoryHighwaterBytes: Int { Int(clamping: cvips_tracked_memory_highwater()) }
 }

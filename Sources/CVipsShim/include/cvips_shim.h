@@ -101,6 +101,13 @@ int cvips_formats_revision(void);
 /* glibc's M_ARENA_MAX (mallopt): call before threads start. Returns 1 on success. */
 int cvips_limit_malloc_arenas(int arenas);
 
+/* The bytes libvips holds through its tracked allocator now (pixel buffers, mostly) and the most
+ * it has held at once since the process started: vips_tracked_get_mem() and
+ * vips_tracked_get_mem_highwater(). Both 0 before cvips_start. Exist so Swift reads them without
+ * importing <vips/vips.h> (and GLib's headers) through CVips. */
+size_t cvips_tracked_memory(void);
+size_t cvips_tracked_memory_highwater(void);
+
 /* Opens `path` for reading without blocking (O_NONBLOCK: a FIFO must not hang a render thread)
  * and checks it is a non-empty regular file. Returns the descriptor (the caller closes it), or
  * -1 with `failure` filled. Exists so libvips never opens a name itself: no FIFO hangs, no
