@@ -33,6 +33,10 @@ extension DiskCache {
         var faults = 0
         /// When the cache was last claimed again, or tried (uptime ns).
         var lastAttempt: UInt64 = 0
+        /// The shards (`entries/00` … `entries/ff`) seen at the last `checkDirectoriesAndShards`,
+        /// by inode: thumbd makes them and never removes one, so one gone (or made again) since
+        /// was removed under the server.
+        var shards: [String: UInt64] = [:]
     }
 
     /// The default `warn`: one line on stderr, `thumbd: ` first.
@@ -51,6 +55,31 @@ extension DiskCache {
         let seen = Self.identities(directory)
         if directories.withLock({ $0.fault == nil && $0.identities == seen }) { return nil }
         return recover()
+    }
+
+    /// Checks the directories (`checkDirectories`), then the shards: when one seen at the last
+    /// check is gone (`rm -rf entries/*` empties `entries/` and keeps it), the index drops every
+    /// entry whose file is gone, so that `/stats` counts what is there. Up to 256 `lstat`s: for
+    /// `/stats`, `/healthz` and a prefetch's start, not for each write. Returns what
+    /// `checkDirectories` does. Blocks on file I/O: call it off the event loops.
+    @discardableResult
+    public func checkDirectoriesAndShards() -> String? {
+        if let fault = checkDirectories() { return fault }
+        var present: [String: UInt64] = [:]
+        var st = stat()
+        for shard in (0..<256).map({ ($0 < 16 ? "0" : "") + String($0, radix: 16) })
+        where lstat(entriesDirectory + "/" + shard, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            present[shard] = UInt64(st.st_ino)
+        }
+        let removed = directories.withLock { state -> Bool in
+            defer { state.shards = present }
+            return state.shards.contains { present[$0.key] != $0.value }
+        }
+        if removed {
+            let dropped = dropEntriesThatAreGone()
+            if dropped > 0 { warn("disk cache: \(dropped) entries were removed from \(entriesDirectory) while the server ran") }
+        }
+        return nil
     }
 
     /// The cache directory's (links followed, as `claim` does), `entries/`'s and `tmp/`'s

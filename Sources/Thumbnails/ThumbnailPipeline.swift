@@ -222,10 +222,11 @@ public final class ThumbnailPipeline: Sendable {
     }
 
     /// Whether the disk tier can keep thumbnails now: nil, or why not (one sentence). Checks the
-    /// cache's directories and makes them again when they were removed (`DiskCache.checkDirectories`).
+    /// cache's directories and makes them again when they were removed, and drops the entries
+    /// of shards removed under it (`DiskCache.checkDirectoriesAndShards`).
     /// Blocks on file I/O: call it off the event loops.
     @discardableResult
     public func checkDiskCache() -> String? {
-        disk.checkDirectories()
+        disk.checkDirectoriesAndShards()
     }
 }

@@ -92,6 +92,30 @@ import TestSupport
         #expect(warnings.all.count == 1)
     }
 
+    @Test func entriesEmptiedUnderTheServerAreNotCountedAfterACheck() throws {
+        // `rm -rf entries/*`: entries/ stays, its shards and files go.
+        let dir = TemporaryDirectory()
+        let warnings = Warnings()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20, warn: warnings.sink)
+        for name in ["a", "b", "c"] { #expect(cache.write(thumbnail(5000), for: key(name))) }
+        #expect(cache.checkDirectoriesAndShards() == nil)   // the shards as they are now
+        #expect(cache.statistics.entries == 3)
+        for shard in try FileManager.default.contentsOfDirectory(atPath: dir.path + "/entries") {
+            try FileManager.default.removeItem(atPath: dir.path + "/entries/" + shard)
+        }
+        #expect(cache.checkDirectories() == nil)
+        #expect(cache.statistics.entries == 3)   // the three directories are as claimed: unseen
+        #expect(cache.checkDirectoriesAndShards() == nil)
+        #expect(cache.statistics.entries == 0)
+        #expect(cache.statistics.bytes == 0)
+        #expect(!cache.contains(key("a")))
+        #expect(warnings.all == ["disk cache: 3 entries were removed from \(dir.path)/entries while the server ran"])
+        // Written again, kept and counted.
+        #expect(cache.write(thumbnail(5000), for: key("a")))
+        #expect(cache.checkDirectoriesAndShards() == nil)
+        #expect(cache.statistics.entries == 1)
+    }
+
     /// Emptied and made again by someone else (`rm -rf cache && mkdir cache`): adopted as at
     /// first start (an empty directory), and tagged.
     @Test func aDirectoryReplacedByAnEmptyOneIsClaimedAsAtFirstStart() throws {
