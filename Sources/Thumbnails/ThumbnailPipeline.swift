@@ -198,7 +198,10 @@ public final class ThumbnailPipeline: Sendable {
         case .render(let key, let flight, let forPrefetch):
             ThreadRole.assertCurrent(.renderWorker, "a render runs on a render worker")
             let outcome = renderNow(request, prefetch: forPrefetch)
-            if case .failure(.render(let error)) = outcome { knownFailures.record(error, for: request.failureSource) }
+            if case .failure(.render(let error)) = outcome {
+                knownFailures.record(error, for: request.failureSource)
+                if error.kind == .sourceUnreadable { placeholders.forget(request.key.assetPath) }
+            }
             handle(.rendered(key: key, flight: flight, outcome: outcome), for: request)
         case .storeOnDisk(let key, let flight, let value, let inMemory):
             var stored = WarmOutcome.done

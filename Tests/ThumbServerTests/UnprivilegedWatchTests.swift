@@ -117,6 +117,29 @@ struct UnprivilegedWatchTests {
         #expect(try TestClient.get(port: server.port, "/thumbnails/3/late.jpg").status == 200)
     }
 
+    /// A photo made unreadable after its placeholder was made: its thumbnail answers 403, and its
+    /// placeholder leaves the listing with it (the listing went on showing a picture of what the
+    /// server now refuses to show).
+    @Test func aPhotoMadeUnreadableLosesItsPlaceholderWithItsThumbnail() throws {
+        let tree = try Tree()
+        let server = try launch(tree, rescanSeconds: 3600)
+        defer { server.process.terminate(); server.process.waitUntilExit() }
+        func placeholder() throws -> String? {
+            let items = try TestClient.get(port: server.port, "/assets?sort=oldest").json["items"] as? [[String: Any]] ?? []
+            return items.first { $0["path"] as? String == "open/a.jpg" }?["thumbhash"] as? String
+        }
+        #expect(try eventually { try server.listed() == ["open/a.jpg"] })
+        #expect(try TestClient.get(port: server.port, "/thumbnails/3/open/a.jpg").status == 200)
+        #expect(try eventually { try placeholder() != nil })
+        chmod(tree.library + "/open/a.jpg", 0o000)
+        #expect(try TestClient.get(port: server.port, "/thumbnails/1/open/a.jpg").status == 403)   // not cached: read
+        #expect(try placeholder() == nil)
+        #expect(try server.listed() == ["open/a.jpg"])   // still listed: the file is there
+        chmod(tree.library + "/open/a.jpg", 0o644)
+        #expect(try TestClient.get(port: server.port, "/thumbnails/5/open/a.jpg").status == 200)
+        #expect(try eventually { try placeholder() != nil })   // made again by the render that read it
+    }
+
     /// Bind-mounts `directory` over `target` with mount(2) itself: a `Process` running mount(8)
     /// beside the running server never returned (Foundation's child-process monitor was found
     /// in a blocking wait4 for the server, and mount was left a zombie).

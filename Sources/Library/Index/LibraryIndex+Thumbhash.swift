@@ -102,6 +102,14 @@ extension LibraryIndex {
         }
     }
 
+    /// Forgets the placeholder of `path`, in memory and in the database (`ThumbhashStore`).
+    public func forgetThumbhash(for path: DiskPath) {
+        guard thumbhashes.withLock({ $0.removeValue(forKey: path) }) != nil else { return }
+        database.withLock { db in
+            try? db.prepare("DELETE FROM thumbhashes WHERE path = ?").run([Self.column(path)])
+        }
+    }
+
     /// Listed images with a placeholder, and those whose source cannot be rendered.
     public var thumbhashCounts: (known: Int, unrenderable: Int) {
         thumbhashes.withLock { stored in

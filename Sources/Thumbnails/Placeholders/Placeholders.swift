@@ -10,6 +10,9 @@ public protocol ThumbhashStore: Sendable {
     func needsThumbhash(_ path: DiskPath, source: SourceIdentity) -> Bool
     /// Keeps `hash` for `path` at identity `source` (empty: the source cannot be rendered).
     func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity)
+    /// Forgets `path`'s placeholder: its source may not be read now (its permissions), so its
+    /// picture is not to be shown; a later render that reads it makes it again.
+    func forgetThumbhash(for path: DiskPath)
 }
 
 extension LibraryIndex: ThumbhashStore {}
@@ -83,6 +86,12 @@ public final class Placeholders: Sendable {
 
     /// Notes that the source of `path` at `source` cannot be rendered (415, 422): no
     /// placeholder is made for it until it changes.
+    /// `path`'s source could not be read (a render answered 403): its placeholder leaves the
+    /// listing with it, so that the listing shows no more of the photo than its thumbnail does.
+    func forget(_ path: DiskPath) {
+        state.withLock { $0.store }?.forgetThumbhash(for: path)
+    }
+
     func noteUnrenderable(_ path: DiskPath, source: SourceIdentity) {
         guard let store = state.withLock({ $0.store }) else { return }
         store.storeThumbhash([], for: path, source: source)
