@@ -62,9 +62,8 @@ public final class Thumbd: Sendable {
             eventLoops: max(loops, 1), memoryTier: config.memoryCacheBytes > 0)
         let pipeline: ThumbnailPipeline
         do {
-            var configuration = config.pipeline(descriptors: descriptors)
-            configuration.libraryRoot = library.root   // kept apart from the cache if it is made again
-            pipeline = try ThumbnailPipeline(configuration: configuration, renderer: renderer)
+            pipeline = try ThumbnailPipeline(configuration: config.pipeline(descriptors: descriptors, libraryRoot: library.root),
+                                             renderer: renderer)
         } catch {
             throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
         }

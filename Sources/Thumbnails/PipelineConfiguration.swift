@@ -35,8 +35,9 @@ public struct PipelineConfiguration: Sendable {
     public var openDiskEntryLimit: Int = 256
 
     /// The server's grids: where a smaller `cover` grid may be derived from
-    /// (`ThumbnailPipeline.derivationDonor`). Empty (none) by default; thumbd sets its grids.
-    public var grids: [GridSpec] = []
+    /// (`ThumbnailPipeline.derivationDonor`). The three of docs/API.md (`GridSpec.defaults`) by
+    /// default, as the routes'.
+    public var grids: [GridSpec] = GridSpec.defaults
     /// Whether a `cover` grid is rendered from a cached larger grid of the same source when one
     /// gives the same picture (`derive_grids`). `true` by default.
     public var deriveGrids = true
@@ -47,7 +48,30 @@ public struct PipelineConfiguration: Sendable {
         renderDeadlineSeconds > 0 ? UInt64(min(renderDeadlineSeconds, 1e6) * 1e9) : nil
     }
 
+    /// Every default but the cache directory (tests, tools).
     public init(cacheDirectory: String) {
         self.cacheDirectory = cacheDirectory
+    }
+
+    /// Every setting, named: the mapping from the server's config (`Config.pipeline`) goes
+    /// through this, so a setting added here and not mapped there does not compile.
+    public init(cacheDirectory: String, memoryLimitBytes: Int, diskLimitBytes: Int, renderWorkers: Int,
+                prefetchWorkers: Int, renderQueueLimit: Int, maxSourcePixels: Int, maxSourceBytes: Int,
+                renderDeadlineSeconds: Double, memoryFileBudget: Int, libraryRoot: String?, openDiskEntryLimit: Int,
+                grids: [GridSpec], deriveGrids: Bool) {
+        self.cacheDirectory = cacheDirectory
+        self.memoryLimitBytes = memoryLimitBytes
+        self.diskLimitBytes = diskLimitBytes
+        self.renderWorkers = renderWorkers
+        self.prefetchWorkers = prefetchWorkers
+        self.renderQueueLimit = renderQueueLimit
+        self.maxSourcePixels = maxSourcePixels
+        self.maxSourceBytes = maxSourceBytes
+        self.renderDeadlineSeconds = renderDeadlineSeconds
+        self.memoryFileBudget = memoryFileBudget
+        self.libraryRoot = libraryRoot
+        self.openDiskEntryLimit = openDiskEntryLimit
+        self.grids = grids
+        self.deriveGrids = deriveGrids
     }
 }

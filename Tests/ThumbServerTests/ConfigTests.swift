@@ -30,7 +30,7 @@ import Thumbnails
         #expect(Set(file.keys).subtracting(keys).sorted() == [], "keys config/thumbd.json should not have")
     }
 
-    /// Every key a subsystem reads reaches its configuration (`Config.pipeline(descriptors:)`,
+    /// Every key a subsystem reads reaches its configuration (`Config.pipeline(descriptors:libraryRoot:)`,
     /// `.service(descriptors:)`, `.http(eventLoops:descriptors:)`), each set here to a value
     /// other than its default; the descriptor budget's parts reach theirs.
     @Test func eachSubsystemGetsItsKeys() {
@@ -66,8 +66,10 @@ import Thumbnails
         config.prefetchClientItemsPerJob = 24
         config.prefetchClientItemsPerMinute = 25
         let descriptors = DescriptorBudget(limit: 1 << 16, maxConnections: 13, renderWorkers: 3, eventLoops: 18, memoryTier: true)
-        let pipeline = config.pipeline(descriptors: descriptors)
+        config.deriveGrids = false
+        let pipeline = config.pipeline(descriptors: descriptors, libraryRoot: "/l")
         #expect(pipeline.cacheDirectory == "/c" && pipeline.memoryLimitBytes == 1 && pipeline.diskLimitBytes == 2)
+        #expect(pipeline.libraryRoot == "/l" && pipeline.grids == config.grids && !pipeline.deriveGrids)
         #expect(pipeline.renderWorkers == 3 && pipeline.prefetchWorkers == 4 && pipeline.renderQueueLimit == 5)
         #expect(pipeline.maxSourcePixels == 6 && pipeline.maxSourceBytes == 7 && pipeline.renderDeadlineSeconds == 8)
         // 65,536 - (64 + 4 x (3 + 18)) reserved - 13 connections; no disk entries kept open.

@@ -6,22 +6,15 @@ import Thumbnails
 /// is copied here and nowhere else (`Thumbd` builds the subsystems from these).
 extension Config {
     /// The cache and render pipeline's settings; the descriptors its memfds and kept-open disk
-    /// entries may hold come from `descriptors`.
-    func pipeline(descriptors: DescriptorBudget) -> PipelineConfiguration {
-        var pipeline = PipelineConfiguration(cacheDirectory: cacheDirectory)
-        pipeline.memoryLimitBytes = memoryCacheBytes
-        pipeline.diskLimitBytes = diskCacheBytes
-        pipeline.renderWorkers = renderWorkers
-        pipeline.prefetchWorkers = prefetchWorkers
-        pipeline.renderQueueLimit = renderQueueLimit
-        pipeline.maxSourcePixels = maxSourcePixels
-        pipeline.maxSourceBytes = maxSourceBytes
-        pipeline.renderDeadlineSeconds = renderTimeoutSeconds
-        pipeline.memoryFileBudget = descriptors.memoryFiles
-        pipeline.openDiskEntryLimit = descriptors.openDiskEntries
-        pipeline.grids = grids
-        pipeline.deriveGrids = deriveGrids
-        return pipeline
+    /// entries may hold come from `descriptors`; `libraryRoot`: the library (resolved), which the
+    /// cache is kept apart from if it is made again.
+    func pipeline(descriptors: DescriptorBudget, libraryRoot: String) -> PipelineConfiguration {
+        PipelineConfiguration(cacheDirectory: cacheDirectory, memoryLimitBytes: memoryCacheBytes,
+                              diskLimitBytes: diskCacheBytes, renderWorkers: renderWorkers, prefetchWorkers: prefetchWorkers,
+                              renderQueueLimit: renderQueueLimit, maxSourcePixels: maxSourcePixels,
+                              maxSourceBytes: maxSourceBytes, renderDeadlineSeconds: renderTimeoutSeconds,
+                              memoryFileBudget: descriptors.memoryFiles, libraryRoot: libraryRoot,
+                              openDiskEntryLimit: descriptors.openDiskEntries, grids: grids, deriveGrids: deriveGrids)
     }
 
     /// Where videos' poster frames are decoded: `video_decoders` helpers, each decode under
