@@ -80,6 +80,7 @@ extension ThumbService {
         .figure("queued", StatsFamily.rendersQueued.sample()) { .integer($0.queued) },
         .figure("prefetch", StatsFamily.rendersPrefetch.sample()) { .integer($0.renders.prefetch) },
         .figure("derived", StatsFamily.rendersDerived.sample()) { .integer($0.renders.derived) },
+        .figure("derive_fallbacks", StatsFamily.rendersDeriveFallbacks.sample()) { .integer($0.renders.deriveFallbacks) },
         .figure("refused", StatsFamily.rendersRefused.sample()) { .integer($0.renders.refused) },
         .figure("known_failures", StatsFamily.rendersKnownFailures.sample()) { .integer($0.renders.knownFailures) },
         .figure("abandoned", StatsFamily.rendersAbandoned.sample()) { .integer($0.renders.abandoned) },

@@ -15,6 +15,9 @@ public final class RenderStatistics: Sendable {
         /// Renders made from a cached larger grid of the same source, not from the source
         /// (included in `total`; `ThumbnailPipeline.derivationDonor`).
         public var derived = 0
+        /// Derived renders that failed (a donor libvips could not read), each then made from the
+        /// source instead: a handled failure, counted (not in `total` beyond the source render).
+        public var deriveFallbacks = 0
         /// Client misses refused with 503 because the render queue was full (no render ran).
         public var refused = 0
         /// Client misses answered with a failure remembered for their source (415 or 422 that
@@ -47,6 +50,10 @@ public final class RenderStatistics: Sendable {
     private let state = Mutex(State())
 
     public init() {}
+
+    func recordDeriveFallback() {
+        state.withLock { $0.snapshot.deriveFallbacks += 1 }
+    }
 
     func recordRender(milliseconds: Double, failed: Bool, prefetch: Bool, derived: Bool = false) {
         state.withLock { s in

@@ -27,7 +27,10 @@ extension ThumbnailPipeline {
         // From a cached larger grid when one gives the same picture (a placeholder still wanted
         // is then made from the donor's pixels); from the source otherwise (also when that
         // fails: the donor is only ever a shortcut).
-        let derived = derivationDonor(for: request.key).flatMap { donor in try? renderer.render(from: donor, renderRequest) }
+        var derived: Thumbnail?
+        if let donor = derivationDonor(for: request.key) {
+            do { derived = try renderer.render(from: donor, renderRequest) } catch { renderStatistics.recordDeriveFallback() }
+        }
         let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
         let milliseconds = Double(clock.now() &- started) / 1e6
         switch result {

@@ -215,6 +215,23 @@ import TestSupport
         #expect(rig.pipeline.memory.contains(rig.request("kodak-dc210-1998-vga.jpg").key.digest))   // a client waited
     }
 
+    @Test func aDerivedRenderThatFailsIsMadeFromTheSourceAndCounted() throws {
+        let rig = try Rig()
+        rig.renderer.open()
+        // A grid-1 "thumbnail" in memory that no decoder reads: grid 3 would be derived from it.
+        let request = rig.request("Landscape_1.jpg")
+        let donorKey = CacheKey(asset: request.key.assetPath, source: request.key.source, spec: GridSpec.defaults[0],
+                                format: .automatic, quality: 80)
+        rig.pipeline.memory.insert(Thumbnail(bytes: Array(repeating: 0x42, count: 4096), format: .jpeg, width: 1179, height: 786),
+                                   for: donorKey.digest)
+        let result = try #require(try rig.ask("Landscape_1.jpg").wait()?.get())
+        #expect(result.tier == .miss && result.width == 393 && result.height == 393)
+        let renders = rig.pipeline.statistics.renders
+        #expect(renders.deriveFallbacks == 1)
+        #expect(renders.derived == 0 && renders.total == 1 && renders.failed == 0)
+        #expect(rig.renderer.started == ["Landscape_1.jpg"])   // from the source
+    }
+
     @Test func aClientJoinsAPrefetchRenderUnderWayAndGetsItInMemory() throws {
         let rig = try Rig()
         let warmed = DispatchSemaphore(value: 0)

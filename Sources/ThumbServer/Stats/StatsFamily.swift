@@ -37,6 +37,8 @@ enum StatsFamily {
                                               "Renders run for prefetch jobs (of thumbd_renders_total).")
     static let rendersCoalesced = MetricFamily("thumbd_renders_coalesced_total", .counter,
                                                "Requests that joined a lookup already in flight.")
+    static let rendersDeriveFallbacks = MetricFamily("thumbd_renders_derive_fallbacks_total", .counter,
+                                                     "Derived renders that failed and were made from the source instead.")
     static let rendersDerived = MetricFamily("thumbd_renders_derived_total", .counter,
                                              "Renders made from a cached larger grid of the same photo, not from the source.")
     static let rendersRefused = MetricFamily("thumbd_renders_refused_total", .counter,
