@@ -123,7 +123,7 @@ public final class RenderScheduler: Sendable {
                 if let wake { wakeups[wake].signal() }
             case .wait(let until):
                 if let until {
-                    _ = wakeups[worker].wait(timeout: DispatchTime(uptimeNanoseconds: until))
+                    _ = wakeups[worker].wait(timeout: .now() + clock.interval(until: until))
                 } else {
                     wakeups[worker].wait()
                 }

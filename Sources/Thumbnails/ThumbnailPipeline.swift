@@ -155,7 +155,7 @@ public final class ThumbnailPipeline: Sendable {
             case .tell(let prefetches, let outcome):
                 for prefetch in prefetches { prefetch(outcome) }
             case .armTimer(let key, let flight, let at):
-                diskQueue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: at)) {
+                diskQueue.asyncAfter(deadline: .now() + clock.interval(until: at)) {
                     self.handle(.timerFired(key: key, flight: flight), for: nil)
                 }
             case .countCoalesced: renderStatistics.recordCoalesced()

@@ -13,3 +13,12 @@ public struct SystemUptimeClock: UptimeClock {
     public init() {}
     public func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 }
+
+extension UptimeClock {
+    /// The time from now to `deadline` (uptime ns) on this clock, none when it has passed: what
+    /// a Dispatch timer or a timed wait is given, so that a test's clock never makes one fire at
+    /// once, again and again.
+    func interval(until deadline: UInt64) -> DispatchTimeInterval {
+        .nanoseconds(Int(min(deadline &- min(deadline, now()), UInt64(Int.max))))
+    }
+}
