@@ -214,6 +214,66 @@ import Glibc
         #expect(hitsOnDown >= owners.filter { $0 == down }.count, "node \(down + 1) served \(hitsOnDown) disk hits since it came back")
     }
 
+    /// Issue 31, item 6: a node killed and started again is warmed by a prefetch as soon as
+    /// nginx routes to it again, though this node's own failed call to it (a forward) came later
+    /// than nginx's (its fail_timeout, 10 s, ended first). Each of the node's photos fetched
+    /// after the prefetch is a hit on it.
+    @Test func aNodeBackIsWarmedByAPrefetchOnceNginxRoutesToIt() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx)
+        let ring = PeerRing(peers: deployment.nodes.map { PeerRing.Peer(server: "127.0.0.1:\($0)") })
+        let photos = try Self.thumbnails(deployment, grid: "3")
+        let owners = photos.map { ring.owner(of: Array($0.path.utf8))! }
+        // The client's jobs go to the node nginx hashes "client  phone" to (thumbd_by_client's
+        // key, no Authorization): that node forwards. Another one, owning the most photos, dies.
+        let coordinator = try #require(ring.owner(of: Array("client  phone".utf8)))
+        let down = (0..<3).filter { $0 != coordinator }.max { a, b in owners.filter { $0 == a }.count < owners.filter { $0 == b }.count }!
+        let itsPhoto = photos[try #require(owners.firstIndex(of: down))]
+        deployment.stopNode(down)
+
+        // nginx fails it (a GET for one of its photos, served by the next node), and the
+        // coordinator 4 s later (a prefetch, whose forward to it is refused).
+        #expect(try TestClient.get(port: deployment.front, itsPhoto.url).status == 200)
+        let nginxFailed = Date()
+        usleep(4_000_000)
+        let meanwhile = try Self.startPrefetch(deployment, #"{"grid": "5", "sort": "oldest", "start": 0, "end": 18}"#)
+        _ = try Self.finished(deployment, job: try #require(meanwhile["id"] as? Int))
+        let forwardFailed = Date()
+        try deployment.restartNode(down)
+        let restarted = Date()
+
+        // Until nginx sends it a GET again (at most 20 s after its failure: fail_timeout is 10 s):
+        // the node's memory cache counts a lookup.
+        func lookups() -> Int {
+            let memory = deployment.stats()[down]?["memory_cache"] as? [String: Any]
+            return (memory?["hits"] as? Int ?? 0) + (memory?["misses"] as? Int ?? 0)
+        }
+        var back: Date?
+        while back == nil && Date().timeIntervalSince(nginxFailed) < 20 {
+            #expect(try TestClient.get(port: deployment.front, itsPhoto.url).status == 200)
+            if lookups() > 0 { back = Date() } else { usleep(100_000) }
+        }
+        let routed = try #require(back, "nginx did not send node \(down + 1) a GET within 20 s of its failure")
+
+        // At once, a prefetch of grid 1 (cached nowhere yet); then every photo's GET is a hit.
+        let job = try Self.startPrefetch(deployment, #"{"grid": "1", "sort": "oldest", "start": 0, "end": 18}"#)
+        let delay = Date().timeIntervalSince(routed)
+        let final = try Self.finished(deployment, job: try #require(job["id"] as? Int))
+        #expect(final["total"] as? Int == 18 && final["done"] as? Int == 18, "\(final)")
+        var hits = 0
+        for photo in try Self.thumbnails(deployment, grid: "1") {
+            let response = try TestClient.get(port: deployment.front, photo.url)
+            #expect(response.status == 200)
+            if response.header("X-Cache")?.hasPrefix("HIT") == true { hits += 1 }
+        }
+        let timeline = String(format: "nginx failed node %d at 0 s, the coordinator's forward by %.1f s, restarted by %.1f s, "
+                              + "nginx routed to it at %.1f s, prefetch %.2f s after that",
+                              down + 1, forwardFailed.timeIntervalSince(nginxFailed), restarted.timeIntervalSince(nginxFailed),
+                              routed.timeIntervalSince(nginxFailed), delay)
+        #expect(hits == photos.count, "\(hits) of \(photos.count) hits (node \(down + 1) owns \(owners.filter { $0 == down }.count)); \(timeline)")
+        print("aNodeBackIsWarmedByAPrefetchOnceNginxRoutesToIt: \(hits) of \(photos.count) hits; \(timeline)")
+    }
+
     /// A node that hangs (SIGSTOP: its socket still accepts, nothing answers) rather than dies:
     /// a forward to it waits `peer_timeout_seconds` (2 s) once, then it is marked down, its
     /// items go to the next point, and later calls (a stop-all) pass it over at once.

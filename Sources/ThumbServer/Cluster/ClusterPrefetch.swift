@@ -11,9 +11,11 @@ import Synchronization
 /// cache warmed is the one that will serve. The job's parts on other nodes are remembered under
 /// its id here: `GET /prefetch/{id}` adds their counts to the local ones, `DELETE` stops them.
 /// A peer that does not answer a forward in `peer_timeout_seconds` (refused, unreachable, timed
-/// out) is marked down for `peer_down_seconds` and its items go to the next point of the ring,
-/// as nginx does with `max_fails=1 fail_timeout=T` (ngx_http_upstream_module); a peer that
-/// answers with an error (a 429 of its per-client limits, say) keeps its items, counted failed.
+/// out) is marked down and its items go to the next point of the ring, as nginx does with
+/// `max_fails=1 fail_timeout=T` (ngx_http_upstream_module); while it is down, the calls that would
+/// pass it over first probe it (`GET /healthz`, at most once a second), and it is up again when
+/// nginx routes to it again (`PeerHealth`'s rules). A peer that answers with an error (a 429 of
+/// its per-client limits, say) keeps its items, counted failed.
 /// Thread-safe: the parts sit behind a `Mutex`; the calls run outside it.
 final class ClusterPrefetch: Sendable {
     /// The header a node marks a forwarded prefetch call with: the node it reaches keeps every
@@ -24,6 +26,16 @@ final class ClusterPrefetch: Sendable {
     /// The header each call between nodes carries the caller's upstream fingerprint in
     /// (`PeerRing.fingerprint`), so that a node given other `peers` is noticed.
     static let peersHeader = "Thumbd-Peers"
+
+    /// The header of a node's answer to another node's probe (`GET /healthz` marked
+    /// `forwardedHeader`): ms since it last received a thumbnail request; absent for none since
+    /// it started. Only nginx sends thumbnail requests, so it says whether nginx routes to the
+    /// node (`PeerHealth.Probe.answered`).
+    static let thumbnailRequestAgeHeader = "Thumbd-Thumbnail-Request-Age"
+    /// The budget of one probe, ms: 500, or `peer_timeout_seconds` when shorter. A probe runs
+    /// before a call that would pass the peer over, so a hung peer costs that call this long
+    /// once a second at most.
+    static let probeTimeoutMilliseconds = 500
 
     /// The caller's headers a forwarded call carries, so the owner sees the same client (the
     /// admin token or client key, and the id a client names itself by).
@@ -40,6 +52,10 @@ final class ClusterPrefetch: Sendable {
     let ring: PeerRing
     let health: PeerHealth
     private let client: PeerClient
+    /// The client of probes (`probeTimeoutMilliseconds`).
+    private let probeClient: PeerClient
+    /// Uptime ns of the latest thumbnail request this node received; 0 for none yet.
+    private let lastThumbnailRequest = Atomic<UInt64>(0)
     /// Parts on other nodes, by the id of the local job they belong to.
     private let parts = Mutex<[Int: [Part]]>([:])
     /// Items forwarded to owners, forwards that failed (the peer was then marked down), and
@@ -51,6 +67,20 @@ final class ClusterPrefetch: Sendable {
         ring = PeerRing(peers: settings.peers)
         health = PeerHealth(downSeconds: settings.downSeconds)
         client = PeerClient(timeoutMilliseconds: settings.timeoutMilliseconds)
+        probeClient = PeerClient(timeoutMilliseconds: min(Self.probeTimeoutMilliseconds, settings.timeoutMilliseconds))
+    }
+
+    /// Notes that a thumbnail request reached this node now (nginx routes to it).
+    func noteThumbnailRequest() {
+        lastThumbnailRequest.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+    }
+
+    /// Ms since this node last received a thumbnail request; nil for none since it started.
+    func thumbnailRequestAgeMilliseconds() -> UInt64? {
+        let last = lastThumbnailRequest.load(ordering: .relaxed)
+        guard last > 0 else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return now > last ? (now - last) / 1_000_000 : 0
     }
 
     /// The peer that owns asset path `path` (decoded bytes, as on disk: what the listing's
@@ -72,6 +102,7 @@ final class ClusterPrefetch: Sendable {
         // Each round marks at least one more peer down, or ends: one round per peer is enough.
         for _ in 0...settings.peers.count where !pending.isEmpty {
             var byPeer: [Int: [(path: [UInt8], item: Item)]] = [:]
+            probeDownPeers()
             let down = health.isDown(now: DispatchTime.now().uptimeNanoseconds)
             for entry in pending {
                 let peer = owner(of: entry.path, down: down)
@@ -300,12 +331,42 @@ final class ClusterPrefetch: Sendable {
         return answers.withLock { $0 }
     }
 
+    /// Probes, at once, each peer marked down whose probe is due (`PeerHealth.probeDue`), and
+    /// tells `health` what each found.
+    private func probeDownPeers() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = settings.peers.indices.filter { $0 != settings.node && health.probeDue($0, now: now) }
+        DispatchQueue.concurrentPerform(iterations: due.count) { i in probe(due[i]) }
+    }
+
+    /// `GET /healthz` on `peer`, marked forwarded, within `probeTimeoutMilliseconds`: any answer
+    /// (a 503 too) is one, with its `thumbnailRequestAgeHeader`.
+    private func probe(_ peer: Int) {
+        let probe: PeerHealth.Probe
+        do {
+            let response = try probeClient.send(method: "GET", server: settings.peers[peer].server, path: "/healthz",
+                                                headers: [(Self.forwardedHeader, "1"), (Self.peersHeader, ring.fingerprint)])
+            let age = response.header(Self.thumbnailRequestAgeHeader).flatMap { UInt64($0) }
+            probe = .answered(routedAgo: age.map { $0 * 1_000_000 })
+        } catch {
+            probe = .failed
+        }
+        health.probed(peer, probe, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Whether `peer` is down now, after probing it if a probe is due.
+    private func isDown(_ peer: Int) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if health.probeDue(peer, now: now) { probe(peer) }
+        return health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
     /// One call to `peer`, marked forwarded. A peer marked down is not called (the caller keeps
-    /// what it knew, at once, rather than wait out a hung node's timeout on every poll); one that
-    /// does not answer is marked down.
+    /// what it knew, at once, rather than wait out a hung node's timeout on every poll), unless a
+    /// probe just found it up; one that does not answer is marked down.
     private func send(_ peer: Int, _ method: String, _ path: String, headers: [(String, String)],
                       body: [UInt8]) throws -> PeerResponse {
-        guard !health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds) else { throw ForwardFailure.unreachable }
+        guard !isDown(peer) else { throw ForwardFailure.unreachable }
         do {
             return try client.send(method: method, server: settings.peers[peer].server, path: path,
                                    headers: headers + [(Self.forwardedHeader, "1"), (Self.peersHeader, ring.fingerprint)], body: body)
