@@ -15,9 +15,11 @@ import Glibc
     typealias Deployment = NginxDeploymentTests.Deployment
     static let client = ["Thumbd-Client-Id": "phone"]
 
-    /// POSTs `body` to `/prefetch` through nginx as `client`; the job JSON.
-    static func startPrefetch(_ deployment: Deployment, _ body: String) throws -> [String: Any] {
+    /// POSTs `body` to `/prefetch` through nginx as `client` (with `authorization`, when given);
+    /// the job JSON.
+    static func startPrefetch(_ deployment: Deployment, _ body: String, authorization: String? = nil) throws -> [String: Any] {
         let request = "POST /prefetch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nThumbd-Client-Id: phone\r\n"
+            + (authorization.map { "Authorization: \($0)\r\n" } ?? "")
             + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         let response = try TestClient.parse(try TestClient.exchange(port: deployment.front, Array(request.utf8)))
         try #require(response.status == 202, "\(response.status) \(response.text): \(deployment.logs)")
@@ -117,6 +119,34 @@ import Glibc
             usleep(50_000)
         } while Date() < deadline
         #expect(queued == [0, 0, 0], "prefetch items still queued per node: \(queued)")
+    }
+
+    /// Issue 31, item 6: `DELETE /prefetch` through nginx lists the caller's jobs under the ids
+    /// their POSTs answered with (each its coordinating node's), never a part's id on another
+    /// node. One owner (`id:phone`) reaches two coordinators when one of its requests carries an
+    /// `Authorization` (nginx hashes on it; thumbd, given no keys, ignores it): each node then
+    /// holds parts of the other node's job, and the node the stop reaches lists both jobs whole.
+    @Test func stopAllListsTheCallersJobIDsNotThoseOfParts() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx, bulkFolders: 20)   // 138 photos: jobs that run a while
+        let ring = PeerRing(peers: deployment.nodes.map { PeerRing.Peer(server: "127.0.0.1:\($0)") })
+        let first = try #require(ring.owner(of: Array("client  phone".utf8)))
+        let bearer = try #require((0..<100).map { "Bearer other\($0)" }.first { ring.owner(of: Array("client \($0) phone".utf8)) != first })
+        let jobs = [try Self.startPrefetch(deployment, #"{"grid": "1", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#),
+                    try Self.startPrefetch(deployment, #"{"grid": "3", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#,
+                                           authorization: bearer)]
+        let ids = try jobs.map { try #require($0["id"] as? Int) }
+        let stopped = try TestClient.get(port: deployment.front, "/prefetch", method: "DELETE", headers: Self.client)
+        #expect(stopped.status == 200)
+        let listed = try #require(stopped.json["jobs"] as? [[String: Any]], "\(stopped.text)")
+        let listedIDs = listed.map { $0["id"] as? Int ?? -1 }
+        #expect(Set(listedIDs).isSubset(of: ids) && listedIDs.count == Set(listedIDs).count,
+                "listed \(listedIDs); the caller's jobs are \(ids)")
+        #expect(listedIDs.sorted() == ids.sorted(), "both jobs (still running: 138 renders each) are listed: \(stopped.text)")
+        for job in listed {
+            let counts = ["done", "skipped", "failed", "not_stored", "cancelled"].map { job[$0] as? Int ?? -1 }
+            #expect(job["total"] as? Int == 138 && counts.reduce(0, +) == 138 && job["state"] as? String != "running", "\(job)")
+        }
     }
 
     /// (c) of the issue: a repeated workload's hit ratio over three nodes behind nginx is one

@@ -27,6 +27,11 @@ final class ClusterPrefetch: Sendable {
     /// (`PeerRing.fingerprint`), so that a node given other `peers` is noticed.
     static let peersHeader = "Thumbd-Peers"
 
+    /// The header a forwarded `POST /prefetch` names the job it is a part of with: the
+    /// coordinating node's index in `peers` and its job id, `"1 5"`. The part's node keeps it
+    /// (`coordinator(of:)`), so that a stop-all lists the part under the id its client knows.
+    static let jobHeader = "Thumbd-Job"
+
     /// The header of a node's answer to another node's probe (`GET /healthz` marked
     /// `forwardedHeader`): ms since it last received a thumbnail request; absent for none since
     /// it started. Only nginx sends thumbnail requests, so it says whether nginx routes to the
@@ -58,6 +63,9 @@ final class ClusterPrefetch: Sendable {
     private let lastThumbnailRequest = Atomic<UInt64>(0)
     /// Parts on other nodes, by the id of the local job they belong to.
     private let parts = Mutex<[Int: [Part]]>([:])
+    /// Local jobs that are parts of another node's job (started by a forward): local id → that
+    /// job, by its node and id there.
+    private let coordinators = Mutex<[Int: PartKey]>([:])
     /// Items forwarded to owners, forwards that failed (the peer was then marked down), and
     /// calls from nodes with another upstream fingerprint, since start; the fingerprints seen.
     private let totals = Mutex((forwardedItems: 0, failedForwards: 0, peerListMismatches: 0, seen: Set<String>()))
@@ -95,8 +103,10 @@ final class ClusterPrefetch: Sendable {
     /// none) and the caller's `headers` (`passedHeaders`). Items whose owner could not be
     /// reached go to the next owner, this node included; returns those that came to this node
     /// (`own`), the parts started elsewhere, and the items an owner refused (`refused`).
+    /// `job`: the id the local job will have (`Prefetcher.reserveID`), which each part is told
+    /// (`jobHeader`).
     func forward<Item>(_ items: [(path: [UInt8], item: Item)], grid: String, format: String?,
-                       headers: [(String, String)]) -> (own: [Item], parts: [Part], refused: Int) {
+                       headers: [(String, String)], job: Int) -> (own: [Item], parts: [Part], refused: Int) {
         var own: [Item] = [], started: [Part] = [], refused = 0
         var pending = items
         // Each round marks at least one more peer down, or ends: one round per peer is enough.
@@ -115,7 +125,8 @@ final class ClusterPrefetch: Sendable {
             let calls = batches.map { (peer: $0.key, paths: $0.value.map(\.path)) }
             let answers = Mutex([Int: Result<PrefetchCounts, ForwardFailure>]())
             DispatchQueue.concurrentPerform(iterations: calls.count) { i in
-                let answer = post(to: calls[i].peer, paths: calls[i].paths, grid: grid, format: format, headers: headers)
+                let answer = post(to: calls[i].peer, paths: calls[i].paths, grid: grid, format: format,
+                                  headers: headers + [(Self.jobHeader, "\(settings.node) \(job)")])
                 answers.withLock { $0[i] = answer }
             }
             let results = answers.withLock { $0 }
@@ -214,19 +225,19 @@ final class ClusterPrefetch: Sendable {
 
     /// `DELETE /prefetch` (with `all`: `?all=true`, every client's) on every other node, marked
     /// forwarded, with the caller's `headers`: the caller's jobs stop everywhere, whichever node
-    /// started them. Returns the final counts of the jobs each node stopped, by (peer, id), for
-    /// folding into the local jobs' parts.
-    func stopEverywhere(all: Bool, headers: [(String, String)]) -> [PartKey: PrefetchCounts] {
+    /// started them. Returns the jobs each node stopped, by (peer, id), for folding into the
+    /// local jobs' parts and listing the jobs other nodes coordinate (`coordinatedElsewhere`).
+    func stopEverywhere(all: Bool, headers: [(String, String)]) -> [PartKey: Stopped] {
         let peers = settings.peers.indices.filter { $0 != settings.node }
-        let answers = Mutex([PartKey: PrefetchCounts]())
+        let answers = Mutex([PartKey: Stopped]())
         DispatchQueue.concurrentPerform(iterations: peers.count) { i in
             let peer = peers[i]
             guard let response = try? send(peer, "DELETE", all ? "/prefetch?all=true" : "/prefetch", headers: headers, body: []),
                   response.status == 200,
                   let object = Self.object(response.body),
                   let jobs = object["jobs"] as? [[String: Any]] else { return }
-            let stopped = jobs.compactMap(PrefetchCounts.init(json:))
-            answers.withLock { for counts in stopped { $0[PartKey(peer: peer, id: counts.id)] = counts } }
+            let stopped = jobs.compactMap(Stopped.init(json:))
+            answers.withLock { for job in stopped { $0[PartKey(peer: peer, id: job.counts.id)] = job } }
         }
         return answers.withLock { $0 }
     }
@@ -241,10 +252,10 @@ final class ClusterPrefetch: Sendable {
     /// A part still running when last seen that no node reported (it had ended just before, or
     /// its node did not answer) is asked for once more (`GET`, with the caller's `headers`);
     /// without an answer its outstanding items count as cancelled.
-    func fold(_ stopped: [PartKey: PrefetchCounts], into id: Int, headers: [(String, String)]) -> [Part] {
+    func fold(_ stopped: [PartKey: Stopped], into id: Int, headers: [(String, String)]) -> [Part] {
         var parts = self.parts.withLock { $0[id] ?? [] }
         for i in parts.indices {
-            if let counts = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] { parts[i].counts = counts }
+            if let job = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] { parts[i].counts = job.counts }
         }
         let unreported = parts.indices.filter {
             parts[$0].counts.state == "running" && stopped[PartKey(peer: parts[$0].peer, id: parts[$0].id)] == nil
@@ -263,9 +274,30 @@ final class ClusterPrefetch: Sendable {
         parts.withLock { $0.filter { $0.value.contains { $0.counts.state == "running" } }.map(\.key) }.sorted()
     }
 
-    /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), given the ids kept.
+    /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), and which jobs
+    /// kept here were parts, given the ids kept.
     func forget(except kept: (Int) -> Bool) {
         parts.withLock { $0 = $0.filter { kept($0.key) } }
+        coordinators.withLock { $0 = $0.filter { kept($0.key) } }
+    }
+
+    /// Remembers that local job `id` is a part of `job` (a forward's `jobHeader`).
+    func remember(_ id: Int, isPartOf job: PartKey) {
+        coordinators.withLock { $0[id] = job }
+    }
+
+    /// The job on another node that local job `id` is a part of; nil for a job of this node's.
+    func coordinator(of id: Int) -> PartKey? {
+        coordinators.withLock { $0[id] }
+    }
+
+    /// The job a forward's `jobHeader` names (`"NODE ID"`), when it names a peer other than
+    /// this node; nil otherwise.
+    func job(named header: String?) -> PartKey? {
+        let fields = header?.split(separator: " ") ?? []
+        guard fields.count == 2, let node = Int(fields[0]), let id = Int(fields[1]),
+              settings.peers.indices.contains(node), node != settings.node else { return nil }
+        return PartKey(peer: node, id: id)
     }
 
     /// A call from another node arrived with upstream fingerprint `fingerprint` (nil: none):
