@@ -11,9 +11,22 @@ extension ThumbService {
     /// be: a probe that acts on the status (a load balancer, an orchestrator's restart) should
     /// see it. A disk that is full or read-only is not a fault here (`disk_cache.write_errors`
     /// counts it). Blocks on file I/O: call it off the event loops.
-    func healthResponse() -> HTTPResponse {
+    /// In a cluster, the answer to another node's probe (`request` marked `Thumbd-Forwarded`)
+    /// carries `Thumbd-Thumbnail-Request-Age`: ms since this node last received a thumbnail
+    /// request (absent when none since it started), which tells the prober that nginx routes
+    /// to it again (`PeerHealth`, rule 3).
+    func healthResponse(to request: HTTPRequest? = nil) -> HTTPResponse {
         ThreadRole.assertNot(.eventLoop, "healthResponse blocks on file I/O")
-        guard let fault = pipeline.checkDiskCache() else { return Self.json(status: 200, "{\"status\":\"ok\"}\n") }
-        return Self.json(status: 503, "{\"status\":\"degraded\",\"disk_cache\":\(JSON.quote(fault))}\n")
+        var response: HTTPResponse
+        if let fault = pipeline.checkDiskCache() {
+            response = Self.json(status: 503, "{\"status\":\"degraded\",\"disk_cache\":\(JSON.quote(fault))}\n")
+        } else {
+            response = Self.json(status: 200, "{\"status\":\"ok\"}\n")
+        }
+        if let cluster, let request, request.headers[ClusterPrefetch.forwardedHeader] != nil,
+           let age = cluster.thumbnailRequestAgeMilliseconds() {
+            response.headers.add(ClusterPrefetch.thumbnailRequestAgeHeader, String(age))
+        }
+        return response
     }
 }

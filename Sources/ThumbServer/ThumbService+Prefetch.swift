@@ -22,7 +22,9 @@ extension ThumbService {
         let gone = Mutex(false)
         request.clientAbort.onAbort { gone.withLock { $0 = true } }
         DispatchQueue.global(qos: .userInitiated).async {
-            completion(self.startPrefetch(request.body, for: client, caller: self.passedHeaders(of: request),
+            let caller = self.passedHeaders(of: request)
+            let partOf = caller == nil ? self.cluster?.job(named: request.headers[ClusterPrefetch.jobHeader]) : nil
+            completion(self.startPrefetch(request.body, for: client, caller: caller, partOf: partOf,
                                           callerGone: { gone.withLock { $0 } }))
         }
     }
@@ -57,8 +59,7 @@ extension ThumbService {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response
         }
         var jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
-        // In a cluster the caller's jobs stop on every node, whichever started them.
-        guard let cluster, let caller = self.passedHeaders(of: request) else {
+        guard let cluster else {
             return Self.json(status: 200, "{\"jobs\":[\(jobs.map { Self.jobJSON($0) }.joined(separator: ","))]}\n")
         }
         // Jobs whose own items have ended but whose parts elsewhere still run are running too.
@@ -66,9 +67,24 @@ extension ThumbService {
         jobs += cluster.jobsWithRunningParts.filter { !stoppedHere.contains($0) }.compactMap {
             prefetcher.job($0, owner: all ? nil : client.owner)
         }
+        // A stop-all forwarded by another node: this node's jobs alone, each part naming the job
+        // it belongs to, for the caller's node to list under that job's id.
+        guard let caller = self.passedHeaders(of: request) else {
+            let listed = jobs.map { Self.jobJSON($0, partOf: cluster.coordinator(of: $0.id)) }
+            return Self.json(status: 200, "{\"jobs\":[\(listed.joined(separator: ","))]}\n")
+        }
+        // In a cluster the caller's jobs stop on every node, whichever started them; each is
+        // listed once, under the id of the node that took its POST (the id the caller has).
+        let own = jobs.filter { cluster.coordinator(of: $0.id) == nil }
+        let localParts = jobs.compactMap { job in
+            cluster.coordinator(of: job.id).map { ClusterPrefetch.Stopped(counts: PrefetchCounts(job), grid: job.grid, partOf: $0) }
+        }
         let stopped = cluster.stopEverywhere(all: all, headers: caller)
-        let folded = jobs.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id, headers: caller)) }
-        return Self.json(status: 200, "{\"jobs\":[\(folded.joined(separator: ","))]}\n")
+        let listed = own.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id, headers: caller)) }
+            + cluster.coordinatedElsewhere(stopped, localParts: localParts).map {
+                Self.jobJSON(id: $0.id, grid: $0.grid, counts: $0.counts, notStoredReason: nil)
+            }
+        return Self.json(status: 200, "{\"jobs\":[\(listed.joined(separator: ","))]}\n")
     }
 
     /// The job id in what follows `/prefetch/`: a whole number above 0; nil for anything else.
@@ -107,8 +123,10 @@ extension ThumbService {
     /// In a cluster, with `caller` (the credentials a forward passes on; nil for a call that is
     /// itself a forward), the items other nodes own go to them (`ClusterPrefetch.forward`); the
     /// job's `total` is all of them, and its counts add up across nodes.
+    /// `partOf`: for a forward (no `caller`), the job on the forwarding node it is a part of
+    /// (`ClusterPrefetch.jobHeader`), remembered for a stop-all.
     func startPrefetch(_ body: [UInt8], for client: Client = .anonymous, caller: [(String, String)]? = nil,
-                       callerGone: () -> Bool = { false }) -> HTTPResponse {
+                       partOf: ClusterPrefetch.PartKey? = nil, callerGone: () -> Bool = { false }) -> HTTPResponse {
         let plan: PrefetchPlan
         do {
             plan = try PrefetchPlan(body: body, grids: configuration.grids, webpEnabled: configuration.webpEnabled)
@@ -161,13 +179,17 @@ extension ThumbService {
             owned.append(Array(asset.assetPath.bytes))
         }
         var parts: [ClusterPrefetch.Part] = []
+        var reserved: Int?
         if let cluster, let caller {
             // The per-job limit is the whole job's, checked before any node queues a part.
             if !client.isAdmin && requests.count + failed > prefetcher.limits.itemsPerJob {
                 return Self.apiError(for: .tooManyItems(limit: prefetcher.limits.itemsPerJob)).response
             }
+            // The job's id, taken now: each part is told it.
+            let id = prefetcher.reserveID()
+            reserved = id
             let split = cluster.forward(Array(zip(owned, requests)).map { (path: $0.0, item: $0.1) }, grid: plan.grid.name,
-                                        format: plan.format == .automatic ? nil : plan.format.rawValue, headers: caller)
+                                        format: plan.format == .automatic ? nil : plan.format.rawValue, headers: caller, job: id)
             requests = split.own
             parts = split.parts
             failed += split.refused
@@ -178,9 +200,10 @@ extension ThumbService {
         }
         do {
             let job = try prefetcher.start(grid: plan.grid.name, owner: client.owner, limited: !client.isAdmin,
-                                           requests: requests, failedUpfront: failed)
+                                           requests: requests, failedUpfront: failed, id: reserved)
             if let cluster {
                 cluster.remember(parts, of: job.id)
+                if let partOf { cluster.remember(job.id, isPartOf: partOf) }
                 cluster.forget { self.prefetcher.job($0) != nil }
             }
             return Self.json(status: 202, Self.jobJSON(job, parts: parts) + "\n")
@@ -207,10 +230,19 @@ extension ThumbService {
     }
 
     /// The job JSON of `job` with its `parts` on other nodes added (docs/API.md, "Prefetch").
-    static func jobJSON(_ job: PrefetchJob, parts: [ClusterPrefetch.Part] = []) -> String {
-        let c = PrefetchCounts(job).adding(parts.map(\.counts))
-        return "{\"id\":\(job.id),\"grid\":\(JSON.quote(job.grid)),\"state\":\"\(c.state)\",\"total\":\(c.total),"
+    /// `partOf` (only in a node's answer to another node's stop-all): the job on another node
+    /// it is a part of, as `"part_of":{"node":N,"id":J}`.
+    static func jobJSON(_ job: PrefetchJob, parts: [ClusterPrefetch.Part] = [], partOf: ClusterPrefetch.PartKey? = nil) -> String {
+        jobJSON(id: job.id, grid: job.grid, counts: PrefetchCounts(job).adding(parts.map(\.counts)),
+                notStoredReason: job.notStoredReason, partOf: partOf)
+    }
+
+    /// The job JSON of job `id` with counts `c`.
+    static func jobJSON(id: Int, grid: String, counts c: PrefetchCounts, notStoredReason: String?,
+                        partOf: ClusterPrefetch.PartKey? = nil) -> String {
+        "{\"id\":\(id),\"grid\":\(JSON.quote(grid)),\"state\":\"\(c.state)\",\"total\":\(c.total),"
             + "\"done\":\(c.done),\"skipped\":\(c.skipped),\"failed\":\(c.failed),\"not_stored\":\(c.notStored),"
-            + "\"cancelled\":\(c.cancelled),\"not_stored_reason\":\(job.notStoredReason.map(JSON.quote) ?? "null")}"
+            + "\"cancelled\":\(c.cancelled),\"not_stored_reason\":\(notStoredReason.map(JSON.quote) ?? "null")"
+            + (partOf.map { ",\"part_of\":{\"node\":\($0.peer),\"id\":\($0.id)}" } ?? "") + "}"
     }
 }

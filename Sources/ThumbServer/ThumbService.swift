@@ -165,6 +165,7 @@ public final class ThumbService: HTTPResponder {
 extension Route {
     /// `GET`/`HEAD /thumbnails/{grid}/{asset path}`: matched first (`ThumbService.respond`).
     static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, _, completion in
+        service.cluster?.noteThumbnailRequest()
         service.respondWithThumbnail(to: request, completion: completion)
     }
 
@@ -180,8 +181,8 @@ extension Route {
             completion(service.respondWithListing(to: request, for: client))
         },
         // These three check the disk cache's directories (file I/O): off the event loop.
-        Route(match: .path("/healthz"), methods: .read, access: .open) { service, _, _, _, completion in
-            DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse()) }
+        Route(match: .path("/healthz"), methods: .read, access: .open) { service, request, _, _, completion in
+            DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse(to: request)) }
         },
         Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async { completion(ThumbService.json(status: 200, service.statsJSON())) }

@@ -15,9 +15,11 @@ import Glibc
     typealias Deployment = NginxDeploymentTests.Deployment
     static let client = ["Thumbd-Client-Id": "phone"]
 
-    /// POSTs `body` to `/prefetch` through nginx as `client`; the job JSON.
-    static func startPrefetch(_ deployment: Deployment, _ body: String) throws -> [String: Any] {
+    /// POSTs `body` to `/prefetch` through nginx as `client` (with `authorization`, when given);
+    /// the job JSON.
+    static func startPrefetch(_ deployment: Deployment, _ body: String, authorization: String? = nil) throws -> [String: Any] {
         let request = "POST /prefetch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nThumbd-Client-Id: phone\r\n"
+            + (authorization.map { "Authorization: \($0)\r\n" } ?? "")
             + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
         let response = try TestClient.parse(try TestClient.exchange(port: deployment.front, Array(request.utf8)))
         try #require(response.status == 202, "\(response.status) \(response.text): \(deployment.logs)")
@@ -119,6 +121,34 @@ import Glibc
         #expect(queued == [0, 0, 0], "prefetch items still queued per node: \(queued)")
     }
 
+    /// Issue 31, item 6: `DELETE /prefetch` through nginx lists the caller's jobs under the ids
+    /// their POSTs answered with (each its coordinating node's), never a part's id on another
+    /// node. One owner (`id:phone`) reaches two coordinators when one of its requests carries an
+    /// `Authorization` (nginx hashes on it; thumbd, given no keys, ignores it): each node then
+    /// holds parts of the other node's job, and the node the stop reaches lists both jobs whole.
+    @Test func stopAllListsTheCallersJobIDsNotThoseOfParts() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx, bulkFolders: 20)   // 138 photos: jobs that run a while
+        let ring = PeerRing(peers: deployment.nodes.map { PeerRing.Peer(server: "127.0.0.1:\($0)") })
+        let first = try #require(ring.owner(of: Array("client  phone".utf8)))
+        let bearer = try #require((0..<100).map { "Bearer other\($0)" }.first { ring.owner(of: Array("client \($0) phone".utf8)) != first })
+        let jobs = [try Self.startPrefetch(deployment, #"{"grid": "1", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#),
+                    try Self.startPrefetch(deployment, #"{"grid": "3", "format": "webp", "sort": "oldest", "start": 0, "end": 138}"#,
+                                           authorization: bearer)]
+        let ids = try jobs.map { try #require($0["id"] as? Int) }
+        let stopped = try TestClient.get(port: deployment.front, "/prefetch", method: "DELETE", headers: Self.client)
+        #expect(stopped.status == 200)
+        let listed = try #require(stopped.json["jobs"] as? [[String: Any]], "\(stopped.text)")
+        let listedIDs = listed.map { $0["id"] as? Int ?? -1 }
+        #expect(Set(listedIDs).isSubset(of: ids) && listedIDs.count == Set(listedIDs).count,
+                "listed \(listedIDs); the caller's jobs are \(ids)")
+        #expect(listedIDs.sorted() == ids.sorted(), "both jobs (still running: 138 renders each) are listed: \(stopped.text)")
+        for job in listed {
+            let counts = ["done", "skipped", "failed", "not_stored", "cancelled"].map { job[$0] as? Int ?? -1 }
+            #expect(job["total"] as? Int == 138 && counts.reduce(0, +) == 138 && job["state"] as? String != "running", "\(job)")
+        }
+    }
+
     /// (c) of the issue: a repeated workload's hit ratio over three nodes behind nginx is one
     /// node's: every key is cached on exactly one node, so a repeat finds it.
     @Test func aRepeatedWorkloadHitsAsOnOneNode() throws {
@@ -212,6 +242,66 @@ import Glibc
         #expect(Self.renders(deployment.stats()) == rendersBack)
         let hitsOnDown = (deployment.stats()[down]?["disk_cache"] as? [String: Any])?["hits"] as? Int ?? 0
         #expect(hitsOnDown >= owners.filter { $0 == down }.count, "node \(down + 1) served \(hitsOnDown) disk hits since it came back")
+    }
+
+    /// Issue 31, item 6: a node killed and started again is warmed by a prefetch as soon as
+    /// nginx routes to it again, though this node's own failed call to it (a forward) came later
+    /// than nginx's (its fail_timeout, 10 s, ended first). Each of the node's photos fetched
+    /// after the prefetch is a hit on it.
+    @Test func aNodeBackIsWarmedByAPrefetchOnceNginxRoutesToIt() throws {
+        let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
+        let deployment = try Deployment(nginx: nginx)
+        let ring = PeerRing(peers: deployment.nodes.map { PeerRing.Peer(server: "127.0.0.1:\($0)") })
+        let photos = try Self.thumbnails(deployment, grid: "3")
+        let owners = photos.map { ring.owner(of: Array($0.path.utf8))! }
+        // The client's jobs go to the node nginx hashes "client  phone" to (thumbd_by_client's
+        // key, no Authorization): that node forwards. Another one, owning the most photos, dies.
+        let coordinator = try #require(ring.owner(of: Array("client  phone".utf8)))
+        let down = (0..<3).filter { $0 != coordinator }.max { a, b in owners.filter { $0 == a }.count < owners.filter { $0 == b }.count }!
+        let itsPhoto = photos[try #require(owners.firstIndex(of: down))]
+        deployment.stopNode(down)
+
+        // nginx fails it (a GET for one of its photos, served by the next node), and the
+        // coordinator 4 s later (a prefetch, whose forward to it is refused).
+        #expect(try TestClient.get(port: deployment.front, itsPhoto.url).status == 200)
+        let nginxFailed = Date()
+        usleep(4_000_000)
+        let meanwhile = try Self.startPrefetch(deployment, #"{"grid": "5", "sort": "oldest", "start": 0, "end": 18}"#)
+        _ = try Self.finished(deployment, job: try #require(meanwhile["id"] as? Int))
+        let forwardFailed = Date()
+        try deployment.restartNode(down)
+        let restarted = Date()
+
+        // Until nginx sends it a GET again (at most 20 s after its failure: fail_timeout is 10 s):
+        // the node's memory cache counts a lookup.
+        func lookups() -> Int {
+            let memory = deployment.stats()[down]?["memory_cache"] as? [String: Any]
+            return (memory?["hits"] as? Int ?? 0) + (memory?["misses"] as? Int ?? 0)
+        }
+        var back: Date?
+        while back == nil && Date().timeIntervalSince(nginxFailed) < 20 {
+            #expect(try TestClient.get(port: deployment.front, itsPhoto.url).status == 200)
+            if lookups() > 0 { back = Date() } else { usleep(100_000) }
+        }
+        let routed = try #require(back, "nginx did not send node \(down + 1) a GET within 20 s of its failure")
+
+        // At once, a prefetch of grid 1 (cached nowhere yet); then every photo's GET is a hit.
+        let job = try Self.startPrefetch(deployment, #"{"grid": "1", "sort": "oldest", "start": 0, "end": 18}"#)
+        let delay = Date().timeIntervalSince(routed)
+        let final = try Self.finished(deployment, job: try #require(job["id"] as? Int))
+        #expect(final["total"] as? Int == 18 && final["done"] as? Int == 18, "\(final)")
+        var hits = 0
+        for photo in try Self.thumbnails(deployment, grid: "1") {
+            let response = try TestClient.get(port: deployment.front, photo.url)
+            #expect(response.status == 200)
+            if response.header("X-Cache")?.hasPrefix("HIT") == true { hits += 1 }
+        }
+        let timeline = String(format: "nginx failed node %d at 0 s, the coordinator's forward by %.1f s, restarted by %.1f s, "
+                              + "nginx routed to it at %.1f s, prefetch %.2f s after that",
+                              down + 1, forwardFailed.timeIntervalSince(nginxFailed), restarted.timeIntervalSince(nginxFailed),
+                              routed.timeIntervalSince(nginxFailed), delay)
+        #expect(hits == photos.count, "\(hits) of \(photos.count) hits (node \(down + 1) owns \(owners.filter { $0 == down }.count)); \(timeline)")
+        print("aNodeBackIsWarmedByAPrefetchOnceNginxRoutesToIt: \(hits) of \(photos.count) hits; \(timeline)")
     }
 
     /// A node that hangs (SIGSTOP: its socket still accepts, nothing answers) rather than dies:

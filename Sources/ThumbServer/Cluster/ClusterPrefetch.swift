@@ -11,9 +11,11 @@ import Synchronization
 /// cache warmed is the one that will serve. The job's parts on other nodes are remembered under
 /// its id here: `GET /prefetch/{id}` adds their counts to the local ones, `DELETE` stops them.
 /// A peer that does not answer a forward in `peer_timeout_seconds` (refused, unreachable, timed
-/// out) is marked down for `peer_down_seconds` and its items go to the next point of the ring,
-/// as nginx does with `max_fails=1 fail_timeout=T` (ngx_http_upstream_module); a peer that
-/// answers with an error (a 429 of its per-client limits, say) keeps its items, counted failed.
+/// out) is marked down and its items go to the next point of the ring, as nginx does with
+/// `max_fails=1 fail_timeout=T` (ngx_http_upstream_module); while it is down, the calls that would
+/// pass it over first probe it (`GET /healthz`, at most once a second), and it is up again when
+/// nginx routes to it again (`PeerHealth`'s rules). A peer that answers with an error (a 429 of
+/// its per-client limits, say) keeps its items, counted failed.
 /// Thread-safe: the parts sit behind a `Mutex`; the calls run outside it.
 final class ClusterPrefetch: Sendable {
     /// The header a node marks a forwarded prefetch call with: the node it reaches keeps every
@@ -24,6 +26,21 @@ final class ClusterPrefetch: Sendable {
     /// The header each call between nodes carries the caller's upstream fingerprint in
     /// (`PeerRing.fingerprint`), so that a node given other `peers` is noticed.
     static let peersHeader = "Thumbd-Peers"
+
+    /// The header a forwarded `POST /prefetch` names the job it is a part of with: the
+    /// coordinating node's index in `peers` and its job id, `"1 5"`. The part's node keeps it
+    /// (`coordinator(of:)`), so that a stop-all lists the part under the id its client knows.
+    static let jobHeader = "Thumbd-Job"
+
+    /// The header of a node's answer to another node's probe (`GET /healthz` marked
+    /// `forwardedHeader`): ms since it last received a thumbnail request; absent for none since
+    /// it started. Only nginx sends thumbnail requests, so it says whether nginx routes to the
+    /// node (`PeerHealth.Probe.answered`).
+    static let thumbnailRequestAgeHeader = "Thumbd-Thumbnail-Request-Age"
+    /// The budget of one probe, ms: 500, or `peer_timeout_seconds` when shorter. A probe runs
+    /// before a call that would pass the peer over, so a hung peer costs that call this long
+    /// once a second at most.
+    static let probeTimeoutMilliseconds = 500
 
     /// The caller's headers a forwarded call carries, so the owner sees the same client (the
     /// admin token or client key, and the id a client names itself by).
@@ -40,8 +57,15 @@ final class ClusterPrefetch: Sendable {
     let ring: PeerRing
     let health: PeerHealth
     private let client: PeerClient
+    /// The client of probes (`probeTimeoutMilliseconds`).
+    private let probeClient: PeerClient
+    /// Uptime ns of the latest thumbnail request this node received; 0 for none yet.
+    private let lastThumbnailRequest = Atomic<UInt64>(0)
     /// Parts on other nodes, by the id of the local job they belong to.
     private let parts = Mutex<[Int: [Part]]>([:])
+    /// Local jobs that are parts of another node's job (started by a forward): local id → that
+    /// job, by its node and id there.
+    private let coordinators = Mutex<[Int: PartKey]>([:])
     /// Items forwarded to owners, forwards that failed (the peer was then marked down), and
     /// calls from nodes with another upstream fingerprint, since start; the fingerprints seen.
     private let totals = Mutex((forwardedItems: 0, failedForwards: 0, peerListMismatches: 0, seen: Set<String>()))
@@ -51,6 +75,20 @@ final class ClusterPrefetch: Sendable {
         ring = PeerRing(peers: settings.peers)
         health = PeerHealth(downSeconds: settings.downSeconds)
         client = PeerClient(timeoutMilliseconds: settings.timeoutMilliseconds)
+        probeClient = PeerClient(timeoutMilliseconds: min(Self.probeTimeoutMilliseconds, settings.timeoutMilliseconds))
+    }
+
+    /// Notes that a thumbnail request reached this node now (nginx routes to it).
+    func noteThumbnailRequest() {
+        lastThumbnailRequest.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
+    }
+
+    /// Ms since this node last received a thumbnail request; nil for none since it started.
+    func thumbnailRequestAgeMilliseconds() -> UInt64? {
+        let last = lastThumbnailRequest.load(ordering: .relaxed)
+        guard last > 0 else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return now > last ? (now - last) / 1_000_000 : 0
     }
 
     /// The peer that owns asset path `path` (decoded bytes, as on disk: what the listing's
@@ -65,13 +103,16 @@ final class ClusterPrefetch: Sendable {
     /// none) and the caller's `headers` (`passedHeaders`). Items whose owner could not be
     /// reached go to the next owner, this node included; returns those that came to this node
     /// (`own`), the parts started elsewhere, and the items an owner refused (`refused`).
+    /// `job`: the id the local job will have (`Prefetcher.reserveID`), which each part is told
+    /// (`jobHeader`).
     func forward<Item>(_ items: [(path: [UInt8], item: Item)], grid: String, format: String?,
-                       headers: [(String, String)]) -> (own: [Item], parts: [Part], refused: Int) {
+                       headers: [(String, String)], job: Int) -> (own: [Item], parts: [Part], refused: Int) {
         var own: [Item] = [], started: [Part] = [], refused = 0
         var pending = items
         // Each round marks at least one more peer down, or ends: one round per peer is enough.
         for _ in 0...settings.peers.count where !pending.isEmpty {
             var byPeer: [Int: [(path: [UInt8], item: Item)]] = [:]
+            probeDownPeers()
             let down = health.isDown(now: DispatchTime.now().uptimeNanoseconds)
             for entry in pending {
                 let peer = owner(of: entry.path, down: down)
@@ -84,7 +125,8 @@ final class ClusterPrefetch: Sendable {
             let calls = batches.map { (peer: $0.key, paths: $0.value.map(\.path)) }
             let answers = Mutex([Int: Result<PrefetchCounts, ForwardFailure>]())
             DispatchQueue.concurrentPerform(iterations: calls.count) { i in
-                let answer = post(to: calls[i].peer, paths: calls[i].paths, grid: grid, format: format, headers: headers)
+                let answer = post(to: calls[i].peer, paths: calls[i].paths, grid: grid, format: format,
+                                  headers: headers + [(Self.jobHeader, "\(settings.node) \(job)")])
                 answers.withLock { $0[i] = answer }
             }
             let results = answers.withLock { $0 }
@@ -183,19 +225,19 @@ final class ClusterPrefetch: Sendable {
 
     /// `DELETE /prefetch` (with `all`: `?all=true`, every client's) on every other node, marked
     /// forwarded, with the caller's `headers`: the caller's jobs stop everywhere, whichever node
-    /// started them. Returns the final counts of the jobs each node stopped, by (peer, id), for
-    /// folding into the local jobs' parts.
-    func stopEverywhere(all: Bool, headers: [(String, String)]) -> [PartKey: PrefetchCounts] {
+    /// started them. Returns the jobs each node stopped, by (peer, id), for folding into the
+    /// local jobs' parts and listing the jobs other nodes coordinate (`coordinatedElsewhere`).
+    func stopEverywhere(all: Bool, headers: [(String, String)]) -> [PartKey: Stopped] {
         let peers = settings.peers.indices.filter { $0 != settings.node }
-        let answers = Mutex([PartKey: PrefetchCounts]())
+        let answers = Mutex([PartKey: Stopped]())
         DispatchQueue.concurrentPerform(iterations: peers.count) { i in
             let peer = peers[i]
             guard let response = try? send(peer, "DELETE", all ? "/prefetch?all=true" : "/prefetch", headers: headers, body: []),
                   response.status == 200,
                   let object = Self.object(response.body),
                   let jobs = object["jobs"] as? [[String: Any]] else { return }
-            let stopped = jobs.compactMap(PrefetchCounts.init(json:))
-            answers.withLock { for counts in stopped { $0[PartKey(peer: peer, id: counts.id)] = counts } }
+            let stopped = jobs.compactMap(Stopped.init(json:))
+            answers.withLock { for job in stopped { $0[PartKey(peer: peer, id: job.counts.id)] = job } }
         }
         return answers.withLock { $0 }
     }
@@ -210,10 +252,10 @@ final class ClusterPrefetch: Sendable {
     /// A part still running when last seen that no node reported (it had ended just before, or
     /// its node did not answer) is asked for once more (`GET`, with the caller's `headers`);
     /// without an answer its outstanding items count as cancelled.
-    func fold(_ stopped: [PartKey: PrefetchCounts], into id: Int, headers: [(String, String)]) -> [Part] {
+    func fold(_ stopped: [PartKey: Stopped], into id: Int, headers: [(String, String)]) -> [Part] {
         var parts = self.parts.withLock { $0[id] ?? [] }
         for i in parts.indices {
-            if let counts = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] { parts[i].counts = counts }
+            if let job = stopped[PartKey(peer: parts[i].peer, id: parts[i].id)] { parts[i].counts = job.counts }
         }
         let unreported = parts.indices.filter {
             parts[$0].counts.state == "running" && stopped[PartKey(peer: parts[$0].peer, id: parts[$0].id)] == nil
@@ -232,9 +274,30 @@ final class ClusterPrefetch: Sendable {
         parts.withLock { $0.filter { $0.value.contains { $0.counts.state == "running" } }.map(\.key) }.sorted()
     }
 
-    /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), given the ids kept.
+    /// Forgets the parts of jobs no longer kept (`Prefetcher.retainedJobs`), and which jobs
+    /// kept here were parts, given the ids kept.
     func forget(except kept: (Int) -> Bool) {
         parts.withLock { $0 = $0.filter { kept($0.key) } }
+        coordinators.withLock { $0 = $0.filter { kept($0.key) } }
+    }
+
+    /// Remembers that local job `id` is a part of `job` (a forward's `jobHeader`).
+    func remember(_ id: Int, isPartOf job: PartKey) {
+        coordinators.withLock { $0[id] = job }
+    }
+
+    /// The job on another node that local job `id` is a part of; nil for a job of this node's.
+    func coordinator(of id: Int) -> PartKey? {
+        coordinators.withLock { $0[id] }
+    }
+
+    /// The job a forward's `jobHeader` names (`"NODE ID"`), when it names a peer other than
+    /// this node; nil otherwise.
+    func job(named header: String?) -> PartKey? {
+        let fields = header?.split(separator: " ") ?? []
+        guard fields.count == 2, let node = Int(fields[0]), let id = Int(fields[1]),
+              settings.peers.indices.contains(node), node != settings.node else { return nil }
+        return PartKey(peer: node, id: id)
     }
 
     /// A call from another node arrived with upstream fingerprint `fingerprint` (nil: none):
@@ -300,12 +363,42 @@ final class ClusterPrefetch: Sendable {
         return answers.withLock { $0 }
     }
 
+    /// Probes, at once, each peer marked down whose probe is due (`PeerHealth.probeDue`), and
+    /// tells `health` what each found.
+    private func probeDownPeers() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let due = settings.peers.indices.filter { $0 != settings.node && health.probeDue($0, now: now) }
+        DispatchQueue.concurrentPerform(iterations: due.count) { i in probe(due[i]) }
+    }
+
+    /// `GET /healthz` on `peer`, marked forwarded, within `probeTimeoutMilliseconds`: any answer
+    /// (a 503 too) is one, with its `thumbnailRequestAgeHeader`.
+    private func probe(_ peer: Int) {
+        let probe: PeerHealth.Probe
+        do {
+            let response = try probeClient.send(method: "GET", server: settings.peers[peer].server, path: "/healthz",
+                                                headers: [(Self.forwardedHeader, "1"), (Self.peersHeader, ring.fingerprint)])
+            let age = response.header(Self.thumbnailRequestAgeHeader).flatMap { UInt64($0) }
+            probe = .answered(routedAgo: age.map { $0 * 1_000_000 })
+        } catch {
+            probe = .failed
+        }
+        health.probed(peer, probe, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
+    /// Whether `peer` is down now, after probing it if a probe is due.
+    private func isDown(_ peer: Int) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        if health.probeDue(peer, now: now) { probe(peer) }
+        return health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds)
+    }
+
     /// One call to `peer`, marked forwarded. A peer marked down is not called (the caller keeps
-    /// what it knew, at once, rather than wait out a hung node's timeout on every poll); one that
-    /// does not answer is marked down.
+    /// what it knew, at once, rather than wait out a hung node's timeout on every poll), unless a
+    /// probe just found it up; one that does not answer is marked down.
     private func send(_ peer: Int, _ method: String, _ path: String, headers: [(String, String)],
                       body: [UInt8]) throws -> PeerResponse {
-        guard !health.isDown(peer, now: DispatchTime.now().uptimeNanoseconds) else { throw ForwardFailure.unreachable }
+        guard !isDown(peer) else { throw ForwardFailure.unreachable }
         do {
             return try client.send(method: method, server: settings.peers[peer].server, path: path,
                                    headers: headers + [(Self.forwardedHeader, "1"), (Self.peersHeader, ring.fingerprint)], body: body)

@@ -10,8 +10,9 @@ public struct ClusterSettings: Sendable {
     /// How long one node-to-node call may take, connect to last byte, ms (`peer_timeout_seconds`,
     /// 2 s by default).
     public var timeoutMilliseconds = 2_000
-    /// How long a peer that failed a call is passed over, s (`peer_down_seconds`, 10 by default:
-    /// nginx's `fail_timeout`).
+    /// nginx's `fail_timeout`, s (`peer_down_seconds`, 10 by default): how long a failed peer
+    /// that answers probes again may still be passed over when nginx sends it no request
+    /// (`PeerHealth`, rule 4).
     public var downSeconds = 10.0
 
     public init(peers: [PeerRing.Peer], node: Int) {

@@ -130,8 +130,9 @@ public struct Config: Sendable, Equatable {
     /// Seconds a node-to-node call may take before the peer counts as failed
     /// (`peer_timeout_seconds`). `2` by default.
     public var peerTimeoutSeconds = 2.0
-    /// Seconds a failed peer is passed over (`peer_down_seconds`), as nginx's `fail_timeout`
-    /// (whose default is also 10 s). `10` by default.
+    /// nginx's `fail_timeout` (`peer_down_seconds`, whose nginx default is also 10 s): a failed
+    /// peer that answers probes again is passed over at most this long (+ 1 s) unless nginx
+    /// sends it a request first (`PeerHealth`). `10` by default.
     public var peerDownSeconds = 10.0
     /// The grid specs (`grids`, an array of `{"name","width","height","fit"}`). docs/API.md's three by default.
     public var grids: [GridSpec] = GridSpec.defaults

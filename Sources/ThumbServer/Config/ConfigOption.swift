@@ -120,7 +120,7 @@ struct ConfigOption: Sendable {
               "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)"),
         .string("node", \.node, "which of peers this node is, its address as written there"),
         .number("peer_timeout_seconds", \.peerTimeoutSeconds, "seconds a node-to-node call may take", range: 0.01...600),
-        .number("peer_down_seconds", \.peerDownSeconds, "seconds a failed peer is passed over (nginx's fail_timeout)",
+        .number("peer_down_seconds", \.peerDownSeconds, "nginx's fail_timeout: seconds a failed peer that answers again may still be passed over, unless nginx sends it a request first",
                 range: 0...3600),
         .boolean("thumbhash_backfill", \.thumbhashBackfill,
                  "make the listing's placeholders of images not yet rendered, while no client miss or prefetch waits"),

@@ -68,7 +68,18 @@ public final class Prefetcher: Sendable {
         self.clock = clock
     }
 
+    /// A job id no job has, for a `start` to come (`start(id:)`): a node of a cluster takes its
+    /// job's id before it forwards the job's parts, so that they know it. An id reserved and
+    /// never started is simply skipped.
+    public func reserveID() -> Int {
+        state.withLock { s in
+            defer { s.nextID += 1 }
+            return s.nextID
+        }
+    }
+
     /// Starts a job over `requests`; `failedUpfront` items (missing sources) count as failed at once.
+    /// `id`: one `reserveID` gave; nil (the default) for the next.
     /// Returns the job as it stands after the cached items were counted. First checks the disk
     /// cache's directories (`ThumbnailPipeline.checkDiskCache`), so that entries removed under
     /// the server are not counted cached. Blocks on file I/O: call it off the event loops.
@@ -76,7 +87,7 @@ public final class Prefetcher: Sendable {
     /// - Throws: `PrefetchRefusal` when `owner` is past a limit: nothing is queued, and the
     ///   refusal is counted in `statistics.refused`.
     public func start(grid: String, owner: String = "anonymous", limited: Bool = true, requests: [ThumbnailRequest],
-                      failedUpfront: Int = 0) throws(PrefetchRefusal) -> PrefetchJob {
+                      failedUpfront: Int = 0, id reserved: Int? = nil) throws(PrefetchRefusal) -> PrefetchJob {
         ThreadRole.assertNot(.eventLoop, "Prefetcher.start blocks on file I/O")
         if limited {
             let now = clock()
@@ -98,8 +109,8 @@ public final class Prefetcher: Sendable {
             }
         }
         let job = state.withLock { s -> PrefetchJob in
-            let id = s.nextID
-            s.nextID += 1
+            let id = reserved ?? s.nextID
+            if reserved == nil { s.nextID += 1 }
             var job = PrefetchJob(id: id, grid: grid, owner: owner, state: .running, total: requests.count + failedUpfront)
             job.skipped = skipped
             job.failed = failedUpfront
