@@ -149,19 +149,23 @@ public final class Prefetcher: Sendable {
     /// A job that is not `owner`'s is not there for it (nil `owner`: the admin, any job).
     public func cancel(_ id: Int, owner: String? = nil) -> PrefetchJob? {
         guard job(id, owner: owner) != nil else { return nil }
-        let dropped = pipeline.stopPrefetching(group: id)
-        return state.withLock { s in
+        // Marked first, its queued items dropped after: a `start` still queueing them sees the
+        // mark when it is done and drops what it queued since (dropping first left those queued
+        // for good when the mark came after start looked: a stop-all racing a start).
+        let job = state.withLock { s -> PrefetchJob? in
             guard var job = s.jobs[id] else { return nil }
             if job.state == .running {
-                let inFlight = max(0, job.outstanding - dropped)
-                job.cancelled += dropped + inFlight
+                let outstanding = job.outstanding   // queued or rendering: all counted cancelled
+                job.cancelled += outstanding
                 job.state = .cancelled
-                s.totals.cancelled += dropped + inFlight
+                s.totals.cancelled += outstanding
                 s.jobs[id] = job
                 s.ended(job)
             }
             return job
         }
+        pipeline.stopPrefetching(group: id)
+        return job
     }
 
     /// Stops every running job of `owner`'s (`stopCachingImagesForAllAssets`), or with a nil
