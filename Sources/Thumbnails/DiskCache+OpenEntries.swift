@@ -41,8 +41,8 @@ extension DiskCache {
             index.withLock { state in
                 state.lru.hits -= 1
                 state.open[digest] = nil
-                if missing { _ = state.drop(digest, write: write, fileLeft: false) }
             }
+            if missing { forget(digest, write: write) }
             return missing ? .miss : .wouldBlock
         }
         // The file's identity before and after the check must agree, or a write that landed
@@ -58,12 +58,8 @@ extension DiskCache {
         afterCheckForTesting.withLock { $0 }?(path)
         guard let thumbnail = found, stable, fstat(fd, &st) == 0 else {
             close(fd)
-            let left = !removeDropped(path)
-            index.withLock { state in
-                state.lru.hits -= 1
-                state.open[digest] = nil
-                if state.drop(digest, write: write, fileLeft: left) { state.corrupt += 1 }
-            }
+            index.withLock { $0.lru.hits -= 1 }
+            delete(digest, write: write, corrupt: true)
             return .miss
         }
         let entry = OpenDiskEntry(fd: fd, payloadOffset: Int(st.st_size) - thumbnail.bytes.count,

@@ -30,10 +30,14 @@ extension DiskCache {
         let digest = key.digest
         // Under the lock: the victims leave the index, and the write's reservation (its size,
         // or its victims' when more: they are on disk until it unlinks them) is counted.
-        let claim = index.withLock { state -> (victims: [(digest: String, cost: Int)], write: Int, excess: Int)? in
+        enum Claim { case made(victims: [(digest: String, cost: Int)], write: Int, excess: Int), noRoom, busy }
+        let claim = index.withLock { state -> Claim in
+            // Another write or a deletion of this entry is under way: its unlink must not meet
+            // this write's file.
+            guard !state.busy.contains(digest) else { return .busy }
             // Were every entry evicted, this one would still not fit: the room is held by
             // writes and deletions under way. Nothing is evicted for a write that cannot be made.
-            guard state.reserved + state.pendingUnlink + cost <= limitBytes else { return nil }
+            guard state.reserved + state.pendingUnlink + cost <= limitBytes else { return .noRoom }
             var victims: [(digest: String, cost: Int)] = []
             if let old = state.lru.remove(digest) { victims.append((digest, old)) }
             while state.lru.totalCost + state.reserved + state.pendingUnlink + cost > limitBytes,
@@ -42,15 +46,22 @@ extension DiskCache {
                 victims.append((oldest, evicted))
             }
             state.open[digest] = nil
-            for victim in victims { state.open[victim.digest] = nil }
+            state.busy.insert(digest)
+            for victim in victims {
+                state.open[victim.digest] = nil
+                state.busy.insert(victim.digest)
+            }
             let excess = max(0, victims.reduce(0) { $0 + $1.cost } - cost)
             state.reserved += cost
             state.pendingUnlink += excess
             state.nextTemporary += 1
-            return (victims, state.nextTemporary, excess)
+            return .made(victims: victims, write: state.nextTemporary, excess: excess)
         }
-        guard let (victims, write, excess) = claim else {
-            return .noRoom("the disk cache's limit of \(limitBytes) bytes is held by writes under way")
+        let victims: [(digest: String, cost: Int)], write: Int, excess: Int
+        switch claim {
+        case .made(let v, let w, let e): (victims, write, excess) = (v, w, e)
+        case .noRoom: return .noRoom("the disk cache's limit of \(limitBytes) bytes is held by writes under way")
+        case .busy: return .busy("another write or a deletion of this entry is under way")
         }
         victimsChosenForTesting?(victims.map(\.digest))
         // Only once they are gone does their room go to other writes.
@@ -62,10 +73,15 @@ extension DiskCache {
                 state.reserved -= cost
                 state.pendingUnlink += stranded - excess
                 state.writeErrors += 1
+                state.busy.remove(digest)
+                for victim in victims { state.busy.remove(victim.digest) }
             }
             return .failed("cannot delete evicted entries in the disk cache \(directory)")
         }
-        if excess > 0 { index.withLock { $0.pendingUnlink -= excess } }
+        index.withLock { state in
+            state.pendingUnlink -= excess
+            for victim in victims where victim.digest != digest { state.busy.remove(victim.digest) }
+        }
 
         let temporaryPath = temporaryDirectory + "/\(getpid())-\(write).tmp"
         var (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
@@ -74,6 +90,7 @@ extension DiskCache {
         }
         index.withLock { state in
             state.reserved -= cost
+            state.busy.remove(digest)
             if failure == 0 { state.lru.insert(digest, write, cost: cost) } else { state.writeErrors += 1 }
             if leftBehind { state.pendingUnlink += cost }   // a temporary file unlink could not remove
         }

@@ -68,6 +68,9 @@ public final class DiskCache: Sendable {
         /// Not written, and no error: the room it needs is held by writes and deletions under way
         /// (with a limit only a few thumbnails large); a later write finds it free.
         case noRoom(String)
+        /// Not written, and no error: another write or a deletion of the same entry is under way
+        /// (`Index.busy`); the entry it stores holds the same key's pixels.
+        case busy(String)
     }
 
     /// Raised by `init` only.
@@ -88,6 +91,11 @@ public final class DiskCache: Sendable {
         /// limit: a write's victims beyond its own size, until it has unlinked them; and files
         /// an unlink could not remove (until a restart).
         var pendingUnlink = 0
+        /// Entries whose file a write or a deletion is changing now: a write from its claim until
+        /// it is indexed or has failed, a deletion from its choice until its unlink returned.
+        /// Never in `lru` meanwhile, so no eviction picks them; a write of one is not made
+        /// (`.busy`), so no unlink removes a file another write has just placed (and left indexed).
+        var busy: Set<String> = []
         var writeErrors = 0
         var corrupt = 0
         var nextTemporary = 0
@@ -278,13 +286,11 @@ public final class DiskCache: Sendable {
             close(fd)
         }
         guard let thumbnail else {
-            let left = fd >= 0 ? !removeDropped(path) : isEntryLeft(path)
             index.withLock { state in
                 state.lru.hits -= hit
-                state.open[key.digest] = nil
-                if state.drop(key.digest, write: write, fileLeft: left), fd >= 0 { state.corrupt += 1 }
                 if countingMisses { state.lru.misses += 1 }
             }
+            if fd >= 0 { delete(key.digest, write: write, corrupt: true) } else { forget(key.digest, write: write) }
             return .miss
         }
         return .hit(thumbnail)
@@ -325,14 +331,38 @@ public final class DiskCache: Sendable {
 
 }
 
-extension DiskCache.Index {
-    /// Drops `digest`'s entry when it is still the one `write` made (not written again since it
-    /// was looked up: a newer file at its name is counted by its own write). Its bytes stay
-    /// counted, in `pendingUnlink`, when `fileLeft` (its file could not be deleted). True when
-    /// dropped.
-    mutating func drop(_ digest: String, write: Int, fileLeft: Bool) -> Bool {
-        guard lru.peek(digest) == write, let cost = lru.remove(digest) else { return false }
-        if fileLeft { pendingUnlink += cost }
-        return true
+extension DiskCache {
+    /// Deletes `digest`'s entry, index and file, when it is still the one `write` made (not
+    /// written again since it was looked up, nor being written or deleted now: a newer file at
+    /// its name belongs to its own write). Its bytes count, in `pendingUnlink`, until the unlink
+    /// returned, and for good when the file could not be deleted. `corrupt`: count it in
+    /// `Statistics.corrupt` (a file that failed the checks).
+    func delete(_ digest: String, write: Int, corrupt: Bool) {
+        let cost = index.withLock { state -> Int? in
+            state.open[digest] = nil
+            guard state.lru.peek(digest) == write, !state.busy.contains(digest),
+                  let cost = state.lru.remove(digest) else { return nil }
+            state.busy.insert(digest)
+            state.pendingUnlink += cost
+            if corrupt { state.corrupt += 1 }
+            return cost
+        }
+        guard let cost else { return }
+        let gone = removeDropped(path(for: digest))
+        index.withLock { state in
+            state.busy.remove(digest)
+            if gone { state.pendingUnlink -= cost }
+        }
+    }
+
+    /// Drops `digest`'s entry from the index when it is still the one `write` made and its file
+    /// is gone (found missing); a file of thumbd's form found there after all stays counted.
+    func forget(_ digest: String, write: Int) {
+        let left = isEntryLeft(path(for: digest))
+        index.withLock { state in
+            state.open[digest] = nil
+            guard state.lru.peek(digest) == write, let cost = state.lru.remove(digest) else { return }
+            if left { state.pendingUnlink += cost }
+        }
     }
 }

@@ -208,7 +208,7 @@ public final class ThumbnailPipeline: Sendable {
             if let thumbnail = value.thumbnail {
                 switch disk.store(thumbnail, for: request.key) {
                 case .written: stored = .done
-                case .failed(let why), .tooLarge(let why), .noRoom(let why):
+                case .failed(let why), .tooLarge(let why), .noRoom(let why), .busy(let why):
                     // Held by the memory tier (not when over 10% of its limit, or it is off): done.
                     stored = inMemory && memory.contains(key) ? .done : .notStored(why)
                 }
