@@ -25,8 +25,7 @@ extension HTTPServer {
             HTTPSocket.setNoDelay(fd)
             let (worker, keepAccepting) = state.withLock { s -> (HTTPWorker?, Bool) in
                 guard !s.stopped, !s.workers.isEmpty else { return (nil, false) }
-                s.open += 1
-                s.total += 1
+                connections.accepted()
                 let w = s.workers[s.nextWorker]
                 s.nextWorker = (s.nextWorker + 1) % s.workers.count
                 updateAccepting(&s)
@@ -59,7 +58,7 @@ extension HTTPServer {
     /// backing off, or at `maxConnections`. Called with the lock held.
     func updateAccepting(_ s: inout State) {
         guard let source = s.acceptSource, !s.stopped else { return }
-        let shouldRun = !s.backingOff && s.open < configuration.maxConnections
+        let shouldRun = !s.backingOff && connections.open < configuration.maxConnections
         if shouldRun && s.acceptSuspended {
             s.acceptSuspended = false
             source.resume()
@@ -72,7 +71,7 @@ extension HTTPServer {
     /// A connection's fd was closed. From any worker's thread.
     func connectionClosed() {
         let completions = state.withLock { s -> [@Sendable () -> Void] in
-            s.open -= 1
+            connections.closed()
             s.backingOff = false
             updateAccepting(&s)
             return takeCompletionsIfDone(&s)

@@ -34,24 +34,28 @@ public final class HTTPServer: Sendable {
         var stopped = false
         /// Accepting paused after EMFILE/ENFILE; cleared after 100 ms or when a connection closes.
         var backingOff = false
-        var open = 0
-        var total = 0
         var nextWorker = 0
         var shutdownCompletions: [@Sendable () -> Void] = []
     }
 
-    /// Creates a server; nothing is bound until `start()`.
-    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder) {
+    /// Open connections now and accepted since start; changed with `state`'s lock held, read
+    /// by anyone.
+    public let connections: HTTPConnectionCounts
+
+    /// Creates a server; nothing is bound until `start()`. `connections`: where it counts its
+    /// connections (given, so that what reports them need not hold the server).
+    public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
+                connections: HTTPConnectionCounts = HTTPConnectionCounts()) {
         self.configuration = configuration
         self.responder = responder
+        self.connections = connections
     }
 
     /// Open connections now, and connections accepted since start.
-    public var connectionCounts: (open: Int, total: Int) {
-        state.withLock { ($0.open, $0.total) }
-    }
+    public var connectionCounts: (open: Int, total: Int) { connections.now }
 
-    /// Raises the open-file limit, ignores SIGPIPE, binds, listens and starts accepting.
+    /// Binds, listens and starts accepting. The process must ignore SIGPIPE first
+    /// (`HTTPProcess.ignoreBrokenPipes`; thumbd's `ProcessSetup`): asserted in debug builds.
     /// - Returns: the bound port (the ephemeral one when `configuration.port` is 0).
     /// - Throws: `HTTPServerError` when the host is not an IP literal, the port is in use, an
     ///   event loop cannot be created, or the server was started before.
@@ -60,8 +64,7 @@ public final class HTTPServer: Sendable {
             guard !s.started && !s.stopped else { throw .alreadyStarted }
             s.started = true
         }
-        HTTPSocket.raiseOpenFileLimit()
-        HTTPSocket.ignoreSIGPIPE()
+        assert(HTTPSocket.brokenPipesIgnored, "SIGPIPE must be ignored before a server starts (HTTPProcess.ignoreBrokenPipes)")
         let listener: Int32, port: UInt16
         let workers: [HTTPWorker]
         do {
@@ -118,7 +121,7 @@ public final class HTTPServer: Sendable {
     /// With the lock held: the pending shutdown completions if the server is stopped and no
     /// connection is open (they are then removed, so each runs once).
     func takeCompletionsIfDone(_ s: inout State) -> [@Sendable () -> Void] {
-        guard s.stopped && s.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
+        guard s.stopped && connections.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
         defer { s.shutdownCompletions = [] }
         // Break the server ⇄ worker cycle: each worker goes once its loop has ended.
         for w in s.workers { w.stop() }
@@ -128,5 +131,42 @@ public final class HTTPServer: Sendable {
 
     func finish(_ completions: [@Sendable () -> Void]) {
         for c in completions { c() }
+    }
+}
+
+/// The process-wide state an HTTP server needs, for the launcher to set (thumbd's `ProcessSetup`)
+/// and for tests that run a server.
+public enum HTTPProcess {
+    /// Ignores SIGPIPE, so that writing to a socket whose peer closed fails with `EPIPE` instead of
+    /// killing the process. Idempotent.
+    public static func ignoreBrokenPipes() {
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// A server's connection counts: made before the server, which counts into it, so that whoever
+/// reports them (thumbd's `/stats`) is built without the server. Written by the server with its
+/// lock held; read from any thread.
+public final class HTTPConnectionCounts: Sendable {
+    private let openCount = Atomic<Int>(0)
+    private let acceptedCount = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Connections open now.
+    public var open: Int { openCount.load(ordering: .relaxed) }
+
+    /// Open connections now, and connections accepted since start.
+    public var now: (open: Int, total: Int) {
+        (openCount.load(ordering: .relaxed), acceptedCount.load(ordering: .relaxed))
+    }
+
+    func accepted() {
+        openCount.add(1, ordering: .relaxed)
+        acceptedCount.add(1, ordering: .relaxed)
+    }
+
+    func closed() {
+        openCount.subtract(1, ordering: .relaxed)
     }
 }

@@ -106,18 +106,11 @@ enum HTTPSocket {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Raises the soft limit of open files to the hard limit (each connection is one fd).
-    static func raiseOpenFileLimit() {
-        var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0,
-              limit.rlim_cur < limit.rlim_max else { return }
-        limit.rlim_cur = limit.rlim_max
-        _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
-    }
-
-    /// Makes writing to a socket the peer closed fail with EPIPE instead of killing the process.
-    static func ignoreSIGPIPE() {
-        _ = signal(SIGPIPE, SIG_IGN)
+    /// Whether SIGPIPE is ignored now (`HTTPProcess.ignoreBrokenPipes`).
+    static var brokenPipesIgnored: Bool {
+        var action = sigaction()
+        guard sigaction(SIGPIPE, nil, &action) == 0 else { return false }
+        return unsafeBitCast(action.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     static func errorText(_ e: Int32) -> String {

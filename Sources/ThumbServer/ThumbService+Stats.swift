@@ -64,7 +64,7 @@ extension ThumbService {
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
                              inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
                              flights: pipeline.flights,
-                             connections: connectionCounts.withLock { $0?() } ?? (0, 0),
+                             connections: connections?.now ?? (0, 0),
                              prefetch: prefetcher.statistics,
                              libraryAssets: listing.total, libraryGeneration: listing.generation,
                              headerReads: index.headerReads, unreadable: index.unreadable, watch: watchStatistics(),
@@ -74,7 +74,7 @@ extension ThumbService {
                              descriptorShortages: descriptorShortages.load(ordering: .relaxed),
                              placeholders: self.pipeline.placeholders.statistics, backfill: backfill.statistics,
                              thumbhashes: index.thumbhashCounts,
-                             video: videoPosters.withLock { $0 }.map { ($0.statistics, $0.configuration.decoders) },
+                             video: videoPosters.map { ($0.statistics, $0.configuration.decoders) },
                              process: .read(), node: nodeFigures())
     }
 

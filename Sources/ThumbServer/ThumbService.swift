@@ -25,20 +25,26 @@ public final class ThumbService: HTTPResponder {
     let resolvedKeys: [ResolvedKeyCache]
     /// Requests answered 503 `out_of_descriptors` (`descriptors.shortages` in `/stats`).
     let descriptorShortages = Atomic<Int>(0)
-    /// Open and total connections, supplied by whoever runs the socket server.
-    let connectionCounts = Mutex<(@Sendable () -> (open: Int, total: Int))?>(nil)
+    /// The socket server's connection counts (`connections` in `/stats`); nil in-process (0, 0).
+    let connections: HTTPConnectionCounts?
     /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
     /// decodes none (or is a test's stand-in).
-    let videoPosters = Mutex<VideoPosters?>(nil)
+    let videoPosters: VideoPosters?
 
     /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, all
     ///   of one `LibraryWatch.group`, which shares one inotify instance): each tells its lane
     ///   when the library changed, so hits need not `stat` their source; nil: every thumbnail
     ///   request on that lane `stat`s its source. Default: one lane, unwatched. The request
     ///   counters have a shard per lane too.
+    /// - Parameter connections: the counts of the socket server that serves this service, for
+    ///   `/stats`; nil: none (in-process).
+    /// - Parameter videoPosters: the renderer's video helpers, for `/stats` `video`; nil: none.
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
-                watches: [LibraryWatch?] = [nil]) {
+                watches: [LibraryWatch?] = [nil], connections: HTTPConnectionCounts? = nil,
+                videoPosters: VideoPosters? = nil) {
         self.configuration = configuration
+        self.connections = connections
+        self.videoPosters = videoPosters
         resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
         requests = RequestStatistics(shards: resolvedKeys.count)
         self.library = library
@@ -49,16 +55,6 @@ public final class ThumbService: HTTPResponder {
         // The fit of the smallest grid, whose cells a screen shows most of.
         let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
-    }
-
-    /// Tells `/stats` whose video helpers to report (`video`).
-    public func setVideoPosters(_ posters: VideoPosters?) {
-        videoPosters.withLock { $0 = posters }
-    }
-
-    /// Tells `/stats` where connection counts come from.
-    public func setConnectionCounts(_ provider: @escaping @Sendable () -> (open: Int, total: Int)) {
-        connectionCounts.withLock { $0 = provider }
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {

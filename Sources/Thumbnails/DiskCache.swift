@@ -150,6 +150,13 @@ public final class DiskCache: Sendable {
                       warn: warn, victimsChosenForTesting: nil)
     }
 
+    /// The disk tier a pipeline of `configuration` uses: its `cacheDirectory`, `diskLimitBytes`,
+    /// `openDiskEntryLimit` and `libraryRoot`. Throws as `init(directory:limitBytes:…)`.
+    public convenience init(configuration: PipelineConfiguration) throws {
+        try self.init(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
+                      openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
+    }
+
     /// The public `init`, with `victimsChosenForTesting` (tests only).
     init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
          library: String? = nil, faultRecheckSeconds: Double = 1,

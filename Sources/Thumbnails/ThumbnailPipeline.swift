@@ -25,8 +25,8 @@ public final class ThumbnailPipeline: Sendable {
     let scheduler: RenderScheduler
     let renderStatistics = RenderStatistics()
     let knownFailures = KnownFailures()
-    /// The placeholders renders make (`thumbhash` in the listing), once given a store.
-    public let placeholders = Placeholders()
+    /// The placeholders renders make (`thumbhash` in the listing), kept in the store given at init.
+    public let placeholders: Placeholders
     let renderer: any ThumbnailRendering
     /// Every miss under way: the state machine whose effects this pipeline performs
     /// (`Flights`). Events go in under this lock; effects are performed outside it.
@@ -44,21 +44,33 @@ public final class ThumbnailPipeline: Sendable {
 
     private let nextWaiter = Atomic<UInt64>(1)
 
-    /// Opens the disk cache and starts the render workers. `renderer`: libvips by default; tests
-    /// give a stand-in.
-    /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
-    /// `clock`: the system's uptime by default.
-    public init(configuration: PipelineConfiguration, renderer: any ThumbnailRendering = Renderer(),
-                clock: any UptimeClock = SystemUptimeClock()) throws {
+    /// Wires the pipeline to its disk tier, opened by the caller (`DiskCache(configuration:)`),
+    /// and starts the render workers. No file is touched here.
+    /// - Parameters:
+    ///   - renderer: libvips by default; tests give a stand-in.
+    ///   - placeholderStore: where placeholders made beside renders are kept (the library
+    ///     index); nil: none are made.
+    ///   - clock: the system's uptime by default.
+    public init(configuration: PipelineConfiguration, disk: DiskCache, renderer: any ThumbnailRendering = Renderer(),
+                placeholderStore: (any ThumbhashStore)? = nil, clock: any UptimeClock = SystemUptimeClock()) {
         self.configuration = configuration
         self.renderer = renderer
         self.clock = clock
+        self.disk = disk
+        placeholders = Placeholders(store: placeholderStore)
         flights = Mutex(FlightTable(waitNanoseconds: configuration.waitNanoseconds))
         memory = MemoryCache(limitBytes: configuration.memoryLimitBytes, fileBudget: configuration.memoryFileBudget)
-        disk = try DiskCache(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
-                             openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
         scheduler = RenderScheduler(workers: configuration.renderWorkers, foregroundLimit: configuration.renderQueueLimit,
                                     backgroundConcurrency: configuration.prefetchWorkers, clock: clock)
+    }
+
+    /// Opens the disk tier at `configuration.cacheDirectory` (`DiskCache(configuration:)`), then
+    /// wires as `init(configuration:disk:renderer:placeholderStore:clock:)`.
+    /// - Throws: `DiskCache.SetupError` when the cache directory cannot be used.
+    public convenience init(configuration: PipelineConfiguration, renderer: any ThumbnailRendering = Renderer(),
+                            placeholderStore: (any ThumbhashStore)? = nil, clock: any UptimeClock = SystemUptimeClock()) throws {
+        self.init(configuration: configuration, disk: try DiskCache(configuration: configuration), renderer: renderer,
+                  placeholderStore: placeholderStore, clock: clock)
     }
 
     /// What `cached(_:acceptsFile:)` found without waiting.

@@ -3,8 +3,8 @@ import Foundation
 import Rendering
 import ThumbServer
 
-/// Reads the configuration, installs the SIGINT/SIGTERM handlers and starts the server once
-/// `dispatchMain()` has taken over the main thread.
+/// Reads the configuration, sets the process up (`ProcessSetup`), installs the SIGINT/SIGTERM
+/// handlers and starts the server once `dispatchMain()` has taken over the main thread.
 /// Nonisolated on purpose: Dispatch handlers created in top-level code would be main-actor
 /// closures and trap when run on other queues (shared/DISPATCH.md).
 enum Launcher {
@@ -13,7 +13,6 @@ enum Launcher {
     static func run() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "sign" { sign(Array(arguments.dropFirst())) }
-        Vips.limitMallocArenas()
         let outcome: ConfigLoader.Outcome
         do {
             outcome = try ConfigLoader.load(arguments: arguments, environment: ProcessInfo.processInfo.environment)
@@ -30,7 +29,8 @@ enum Launcher {
         }
         let thumbd: Thumbd
         do {
-            thumbd = try Thumbd(config: config)
+            // Process-wide state first, here only (signals, limits, libvips: `ProcessSetup`).
+            thumbd = try Thumbd(config: config, process: ProcessSetup.prepare())
         } catch {
             fail(error.description)
         }

@@ -53,6 +53,7 @@ struct HTTPServerShutdownTests {
         defer { s.stop() }
         var configuration = HTTPServerConfiguration()
         configuration.port = s.port
+        HTTPProcess.ignoreBrokenPipes()   // the launcher's part (thumbd's ProcessSetup)
         let second = HTTPServer(configuration: configuration, responder: TestResponder())
         #expect {
             try second.start()
@@ -65,6 +66,7 @@ struct HTTPServerShutdownTests {
     @Test func unresolvableHostIsReported() {
         var configuration = HTTPServerConfiguration()
         configuration.host = "not a host"
+        HTTPProcess.ignoreBrokenPipes()   // the launcher's part (thumbd's ProcessSetup)
         let server = HTTPServer(configuration: configuration, responder: TestResponder())
         #expect(throws: HTTPServerError.cannotResolveHost("not a host")) { try server.start() }
     }

@@ -117,6 +117,7 @@ struct RunningServer {
         let log = ExchangeLog()
         configuration.onExchange = { log.append($0) }
         configure(&configuration)
+        HTTPProcess.ignoreBrokenPipes()   // the launcher's part (thumbd's ProcessSetup)
         server = HTTPServer(configuration: configuration, responder: TestResponder())
         port = try server.start()
         self.log = log

@@ -232,7 +232,7 @@ import Thumbnails
         var config = Config()
         config.library = NSTemporaryDirectory() + "lib\u{FFFD}"
         config.cacheDirectory = NSTemporaryDirectory() + "thumbd-cache-\(UUID().uuidString)"
-        #expect { _ = try Thumbd(config: config) } throws: { error in
+        #expect { _ = try Thumbd(config: config, process: ProcessSetup.prepare()) } throws: { error in
             (error as? ConfigError)?.description.contains("is not a readable directory (its path is not valid UTF-8") == true
         }
     }

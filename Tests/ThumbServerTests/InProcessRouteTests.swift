@@ -153,7 +153,8 @@ import Testing
         config.library = library
         config.cacheDirectory = cache
         config.libraryWatch = false
-        let thumbd = try Thumbd(config: config)
+        let thumbd = try Thumbd(config: config, process: ProcessSetup.prepare())
+        thumbd.startServing()
         defer { thumbd.service.pipeline.stop() }
         func get(_ target: String) -> HTTPResponse {
             let done = DispatchSemaphore(value: 0)

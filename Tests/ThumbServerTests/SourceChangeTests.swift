@@ -39,7 +39,7 @@ import Glibc
             config.libraryWatchMaxShare = watchShare
             config.renderWorkers = 1
             renderer.open()
-            service = try Thumbd(config: config, eventLoops: eventLoops, renderer: renderer).service
+            service = try Thumbd(config: config, process: ProcessSetup.prepare(), eventLoops: eventLoops, renderer: renderer).startedInProcess.service
         }
 
         deinit {
@@ -248,5 +248,13 @@ import Glibc
         #expect(rename(lib.root + "/real.jpg", lib.outside + "/real.jpg") == 0)
         try lib.link("pic.jpg", to: lib.outside + "/real.jpg")
         #expect(lib.get("/thumbnails/3/pic.jpg").status == 404)
+    }
+}
+
+extension Thumbd {
+    /// This server with `startServing()` done (no socket), for a test that keeps only its service.
+    var startedInProcess: Thumbd {
+        startServing()
+        return self
     }
 }

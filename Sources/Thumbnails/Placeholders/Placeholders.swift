@@ -21,7 +21,7 @@ extension LibraryIndex: ThumbhashStore {}
 /// render of an asset that has none, at any grid, also shrinks its pixels to at most
 /// `side` x `side` px (no second decode: `RenderRequest.placeholderSide`), and the ThumbHash of
 /// that goes to the store. The backfill (`ThumbhashBackfill`) makes the rest. Counts and costs
-/// for `/stats` (`placeholders`). Thread-safe: the store and the counters behind one `Mutex`.
+/// for `/stats` (`placeholders`). Thread-safe: the store is given at init; the counters are behind a `Mutex`.
 public final class Placeholders: Sendable {
     /// The largest side of the image a hash is made from, px: ThumbHash's limit.
     public static let side = ThumbHash.maximumSide
@@ -40,27 +40,22 @@ public final class Placeholders: Sendable {
         public var backfillRenderMicroseconds = 0
     }
 
-    private struct State {
-        var store: (any ThumbhashStore)?
-        var statistics = Statistics()
-    }
+    /// Where the hashes go (the library index); nil: none are made.
+    let store: (any ThumbhashStore)?
+    private let state = Mutex(Statistics())
 
-    private let state = Mutex(State())
-
-    public init() {}
-
-    /// Where the hashes go from now on (the index is opened after the pipeline).
-    public func keep(in store: any ThumbhashStore) {
-        state.withLock { $0.store = store }
+    /// `store`: where the hashes go; nil: none are made.
+    public init(store: (any ThumbhashStore)?) {
+        self.store = store
     }
 
     /// The counts and costs since start, read at one moment.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    public var statistics: Statistics { state.withLock { $0 } }
 
     /// The placeholder side a render of `key` should ask for: `side` when its asset has none
     /// made from this version of the file, else 0.
     func side(for key: CacheKey) -> Int {
-        guard let store = state.withLock({ $0.store }) else { return 0 }
+        guard let store else { return 0 }
         return store.needsThumbhash(key.assetPath, source: key.source) ? Self.side : 0
     }
 
@@ -68,7 +63,7 @@ public final class Placeholders: Sendable {
     /// when there was none to keep (not asked for, or libvips could not make it).
     @discardableResult
     func take(_ image: PlaceholderImage?, for path: DiskPath, source: SourceIdentity, backfill: Bool) -> Bool {
-        guard let image, let store = state.withLock({ $0.store }) else { return false }
+        guard let image, let store else { return false }
         let started = DispatchTime.now().uptimeNanoseconds
         guard let hash = try? ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba) else { return false }
         let encoded = DispatchTime.now().uptimeNanoseconds
@@ -76,10 +71,10 @@ public final class Placeholders: Sendable {
         store.storeThumbhash(hash, for: path, source: source)
         let stored = Int((DispatchTime.now().uptimeNanoseconds - encoded) / 1000)
         state.withLock { s in
-            if backfill { s.statistics.backfilled += 1 } else { s.statistics.fromRenders += 1 }
-            s.statistics.shrinkMicroseconds += image.microseconds
-            s.statistics.encodeMicroseconds += encode
-            s.statistics.storeMicroseconds += stored
+            if backfill { s.backfilled += 1 } else { s.fromRenders += 1 }
+            s.shrinkMicroseconds += image.microseconds
+            s.encodeMicroseconds += encode
+            s.storeMicroseconds += stored
         }
         return true
     }
@@ -89,20 +84,20 @@ public final class Placeholders: Sendable {
     /// `path`'s source could not be read (a render answered 403): its placeholder leaves the
     /// listing with it, so that the listing shows no more of the photo than its thumbnail does.
     func forget(_ path: DiskPath) {
-        state.withLock { $0.store }?.forgetThumbhash(for: path)
+        store?.forgetThumbhash(for: path)
     }
 
     func noteUnrenderable(_ path: DiskPath, source: SourceIdentity) {
-        guard let store = state.withLock({ $0.store }) else { return }
+        guard let store else { return }
         store.storeThumbhash([], for: path, source: source)
         recordBackfillFailure()
     }
 
     func recordBackfillFailure() {
-        state.withLock { $0.statistics.backfillFailed += 1 }
+        state.withLock { $0.backfillFailed += 1 }
     }
 
     func recordBackfillRender(microseconds: Int) {
-        state.withLock { $0.statistics.backfillRenderMicroseconds += microseconds }
+        state.withLock { $0.backfillRenderMicroseconds += microseconds }
     }
 }

@@ -4,9 +4,9 @@ import HTTP
 import TestSupport
 @testable import ThumbServer
 
-/// A whole thumbd wired as `thumbd` runs it but not started: no socket is bound, and each
-/// request goes through the router (`ThumbService.respond`). The library watch is off (an
-/// inotify instance a route test does not need: Debian lets a user hold 128) unless
+/// A whole thumbd wired and started as `thumbd` runs it (`startServing`) but listening on no
+/// socket: each request goes through the router (`ThumbService.respond`). The library watch is
+/// off (an inotify instance a route test does not need: Debian lets a user hold 128) unless
 /// `configure` turns it on. Route tests subclass it to name their own set-up.
 class InProcessServer: @unchecked Sendable {
     /// The cache directory, removed with the server.
@@ -20,7 +20,8 @@ class InProcessServer: @unchecked Sendable {
         config.cacheDirectory = cache
         config.libraryWatch = false
         configure(&config)
-        thumbd = try Thumbd(config: config)
+        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare())
+        thumbd.startServing()
     }
 
     deinit {

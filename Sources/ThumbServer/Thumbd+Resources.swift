@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Library
+import Thumbnails
+
+extension Thumbd {
+    /// What a server needs opened before it can be wired: the library, the disk tier (its
+    /// directory claimed and scanned), the index (its SQLite file) and the library watch.
+    /// `open` is the one step before `Thumbd.start()` that touches files; it starts nothing.
+    public struct Resources: Sendable {
+        /// What `ProcessSetup.prepare` found.
+        public let process: ProcessSetup.Report
+        /// How the open-file limit is shared out (from `process.openFileLimit` and the config).
+        public let descriptors: DescriptorBudget
+        public let library: Library
+        public let disk: DiskCache
+        public let index: LibraryIndex
+        /// One per HTTP event loop (so their count is the loops'), all of one inotify instance;
+        /// nil entries when the library is not watched (`library_watch` false, or no watch could
+        /// be set up).
+        public let watches: [LibraryWatch?]
+        /// What opening found that an operator should know, one sentence each (`Thumbd.warnings`).
+        public let warnings: [String]
+
+        /// Opens what a server of `config` needs. `eventLoops`: one per core when nil.
+        /// - Throws: `ConfigError` with one sentence naming the path or key at fault: the
+        ///   library is not a readable directory, the cache overlaps the library or cannot be
+        ///   used, the index cannot be kept there.
+        public static func open(_ config: Config, process: ProcessSetup.Report, eventLoops: Int? = nil) throws(ConfigError) -> Resources {
+            try ConfigLoader.validate(config)
+            let library: Library
+            do {
+                library = try Library(root: config.library)
+            } catch {
+                // A path given as bytes that are not UTF-8 reaches here with U+FFFD in their place.
+                let hint = config.library.unicodeScalars.contains("\u{FFFD}")
+                    ? " (its path is not valid UTF-8, which thumbd cannot open; rename it or link to it)" : ""
+                throw ConfigError("the library \(config.library) is not a readable directory" + hint)
+            }
+            // thumbd deletes only what it wrote; a cache sharing a tree with the photos would put
+            // the two in one place.
+            if let overlap = CacheDirectory.overlap(cache: config.cacheDirectory, library: library.root) {
+                throw ConfigError(overlap + "; the cache must be a directory of its own, outside the library")
+            }
+            let loops = max(eventLoops ?? ProcessInfo.processInfo.activeProcessorCount, 1)
+            let descriptors = DescriptorBudget(
+                limit: process.openFileLimit, maxConnections: config.maxConnections,
+                renderWorkers: config.renderWorkers > 0 ? config.renderWorkers : ProcessInfo.processInfo.activeProcessorCount,
+                eventLoops: loops, memoryTier: config.memoryCacheBytes > 0)
+            let disk: DiskCache
+            do {
+                disk = try DiskCache(configuration: config.pipeline(descriptors: descriptors, libraryRoot: library.root))
+            } catch {
+                throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
+            }
+            let index: LibraryIndex
+            do {
+                index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite")
+            } catch {
+                throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
+            }
+            var warnings: [String] = []
+            if !index.persisted {
+                warnings.append("\(config.cacheDirectory)/index.sqlite cannot be used ("
+                    + (index.notPersistedBecause ?? "busy, not writable, or not thumbd's") + "; a file that is not thumbd's "
+                    + "is left as it is); the library index is kept in memory for this run, and a restart reads every "
+                    + "header again")
+            }
+            // A cache thumbd may read but not write is served from (a pre-warmed, read-only copy),
+            // but nothing rendered is kept on disk: said once, so that it is not a surprise.
+            if access(config.cacheDirectory + "/entries", W_OK) != 0 || access(config.cacheDirectory + "/tmp", W_OK) != 0 {
+                warnings.append("cache_dir \(config.cacheDirectory) is not writable by this user: thumbnails are served from "
+                    + "what it holds and rendered again after a restart, and disk_cache.write_errors counts each one not kept")
+            }
+            let (watches, watchWarning) = config.libraryWatch ? openWatches(config, root: library.root, lanes: loops) : ([LibraryWatch?](repeating: nil, count: loops), nil)
+            if let watchWarning { warnings.append(watchWarning) }
+            return Resources(process: process, descriptors: descriptors, library: library, disk: disk, index: index,
+                             watches: watches, warnings: warnings)
+        }
+
+        /// One inotify instance for the whole server (one watch per directory of the user's
+        /// fs.inotify.max_user_watches, whatever the core count), asked through one probe per
+        /// HTTP event loop, so that a hit shares no lock with the other loops (see
+        /// `LibraryWatch`); and what to warn of when it does not see the whole library.
+        private static func openWatches(_ config: Config, root: String, lanes: Int) -> ([LibraryWatch?], String?) {
+            let userLimit = LibraryWatch.userWatchLimit()
+            let maxWatches = userLimit.map { Int(Double($0) * config.libraryWatchMaxShare) } ?? Int.max
+            let watches: [LibraryWatch]
+            do {
+                watches = try LibraryWatch.makeGroup(root: root, count: lanes, maxWatches: maxWatches,
+                                                     retrySeconds: config.indexRescanSeconds)
+            } catch {
+                return ([LibraryWatch?](repeating: nil, count: lanes),
+                        "library_watch: no inotify watch of \(root) could be set up (\(error)); memoised "
+                        + "URLs will be resolved again on every request (or set library_watch to false to stat sources instead)")
+            }
+            let statistics = watches.first?.statistics
+            if let statistics, statistics.overLimit, let userLimit {
+                return (watches, "library_watch: \(root) has more than \(maxWatches) directories, more than "
+                    + "library_watch_max_share (\(config.libraryWatchMaxShare)) of fs.inotify.max_user_watches (\(userLimit)) "
+                    + "allows; not watching it, so that other programs can still watch theirs: memoised URLs will be resolved "
+                    + "again on every request (raise fs.inotify.max_user_watches or library_watch_max_share, or set "
+                    + "library_watch to false to stat sources instead)")
+            }
+            if statistics?.active != true, let unwatched = watches.first?.unwatchedDirectories, !unwatched.isEmpty {
+                return (watches, Thumbd.unwatchedWarning(unwatched, root: root, retrySeconds: config.indexRescanSeconds))
+            }
+            return (watches, nil)
+        }
+    }
+}
