@@ -37,6 +37,8 @@ final class HTTPEventLoop: @unchecked Sendable {
     }
 
     private let epollFD: Int32
+    /// Tests only: the epoll descriptor, to make `epoll_wait` fail.
+    var epollDescriptorForTesting: Int32 { epollFD }
     private let wakeFD: Int32
     private let mailbox = Mutex(Mailbox())
     private let threadID = Atomic<UInt>(0)
@@ -54,7 +56,11 @@ final class HTTPEventLoop: @unchecked Sendable {
 
     /// Creates the epoll instance and the wake eventfd; the thread starts with `start`.
     /// - Throws: `HTTPServerError.eventLoopFailed` when the kernel refuses either descriptor.
-    init(name: String, tickInterval: UInt64) throws(HTTPServerError) {
+    /// Where a failed `epoll_wait` is counted.
+    private let counts: HTTPServerCounts
+
+    init(name: String, tickInterval: UInt64, counts: HTTPServerCounts = HTTPServerCounts()) throws(HTTPServerError) {
+        self.counts = counts
         let e = clinux_epoll_create()
         guard e >= 0 else { throw Self.failure("epoll_create1", errno) }
         let w = clinux_eventfd()
@@ -152,7 +158,9 @@ final class HTTPEventLoop: @unchecked Sendable {
             let n = clinux_epoll_wait(epollFD, ids, events, Int32(capacity), timeout)
             roundStartedAt = DispatchTime.now().uptimeNanoseconds
             if n < 0 && errno != EINTR {
-                // EBADF/EINVAL cannot happen with our own descriptor; back off rather than spin.
+                // EBADF/EINVAL cannot happen with our own descriptor; counted, and backed off
+                // rather than spun.
+                counts.waitFailed()
                 usleep(10_000)
             }
             for i in 0..<Int(max(n, 0)) {

@@ -25,7 +25,7 @@ extension HTTPServer {
             HTTPSocket.setNoDelay(fd)
             let (worker, keepAccepting) = state.withLock { s -> (HTTPWorker?, Bool) in
                 guard !s.stopped, !s.workers.isEmpty else { return (nil, false) }
-                connections.accepted()
+                counts.accepted()
                 let w = s.workers[s.nextWorker]
                 s.nextWorker = (s.nextWorker + 1) % s.workers.count
                 updateAccepting(&s)
@@ -58,7 +58,7 @@ extension HTTPServer {
     /// backing off, or at `maxConnections`. Called with the lock held.
     func updateAccepting(_ s: inout State) {
         guard let source = s.acceptSource, !s.stopped else { return }
-        let shouldRun = !s.backingOff && connections.open < configuration.maxConnections
+        let shouldRun = !s.backingOff && counts.open < configuration.maxConnections
         if shouldRun && s.acceptSuspended {
             s.acceptSuspended = false
             source.resume()
@@ -71,7 +71,7 @@ extension HTTPServer {
     /// A connection's fd was closed. From any worker's thread.
     func connectionClosed() {
         let completions = state.withLock { s -> [@Sendable () -> Void] in
-            connections.closed()
+            counts.closed()
             s.backingOff = false
             updateAccepting(&s)
             return takeCompletionsIfDone(&s)

@@ -38,21 +38,21 @@ public final class HTTPServer: Sendable {
         var shutdownCompletions: [@Sendable () -> Void] = []
     }
 
-    /// Open connections now and accepted since start; changed with `state`'s lock held, read
-    /// by anyone.
-    public let connections: HTTPConnectionCounts
+    /// Connections open now and accepted since start (changed with `state`'s lock held), and
+    /// the event loops' failed waits; read by anyone.
+    public let counts: HTTPServerCounts
 
-    /// Creates a server; nothing is bound until `start()`. `connections`: where it counts its
-    /// connections (given, so that what reports them need not hold the server).
+    /// Creates a server; nothing is bound until `start()`. `counts`: where it counts its
+    /// connections and failed waits (given, so that what reports them need not hold the server).
     public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
-                connections: HTTPConnectionCounts = HTTPConnectionCounts()) {
+                counts: HTTPServerCounts = HTTPServerCounts()) {
         self.configuration = configuration
         self.responder = responder
-        self.connections = connections
+        self.counts = counts
     }
 
     /// Open connections now, and connections accepted since start.
-    public var connectionCounts: (open: Int, total: Int) { connections.now }
+    public var connectionCounts: (open: Int, total: Int) { counts.now }
 
     /// Binds, listens and starts accepting. The process must ignore SIGPIPE first
     /// (`HTTPProcess.ignoreBrokenPipes`; thumbd's `ProcessSetup`): asserted in debug builds.
@@ -121,7 +121,7 @@ public final class HTTPServer: Sendable {
     /// With the lock held: the pending shutdown completions if the server is stopped and no
     /// connection is open (they are then removed, so each runs once).
     func takeCompletionsIfDone(_ s: inout State) -> [@Sendable () -> Void] {
-        guard s.stopped && connections.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
+        guard s.stopped && counts.open == 0 && !s.shutdownCompletions.isEmpty else { return [] }
         defer { s.shutdownCompletions = [] }
         // Break the server ⇄ worker cycle: each worker goes once its loop has ended.
         for w in s.workers { w.stop() }
@@ -144,12 +144,13 @@ public enum HTTPProcess {
     }
 }
 
-/// A server's connection counts: made before the server, which counts into it, so that whoever
-/// reports them (thumbd's `/stats`) is built without the server. Written by the server with its
-/// lock held; read from any thread.
-public final class HTTPConnectionCounts: Sendable {
+/// A server's counters: made before the server, which counts into it, so that whoever reports
+/// them (thumbd's `/stats`) is built without the server. Connections are counted by the server
+/// with its lock held, failed waits by its event loops; read from any thread.
+public final class HTTPServerCounts: Sendable {
     private let openCount = Atomic<Int>(0)
     private let acceptedCount = Atomic<Int>(0)
+    private let waitFailures = Atomic<Int>(0)
 
     public init() {}
 
@@ -161,6 +162,10 @@ public final class HTTPConnectionCounts: Sendable {
         (openCount.load(ordering: .relaxed), acceptedCount.load(ordering: .relaxed))
     }
 
+    /// Calls to `epoll_wait(2)` by the event loops that failed (other than `EINTR`) since start:
+    /// each is followed by a 10 ms pause instead of a spin. None is expected.
+    public var failedWaits: Int { waitFailures.load(ordering: .relaxed) }
+
     func accepted() {
         openCount.add(1, ordering: .relaxed)
         acceptedCount.add(1, ordering: .relaxed)
@@ -168,5 +173,9 @@ public final class HTTPConnectionCounts: Sendable {
 
     func closed() {
         openCount.subtract(1, ordering: .relaxed)
+    }
+
+    func waitFailed() {
+        waitFailures.add(1, ordering: .relaxed)
     }
 }

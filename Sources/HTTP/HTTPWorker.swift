@@ -51,7 +51,8 @@ final class HTTPWorker: @unchecked Sendable {
         headerTimeoutNanoseconds = header
         bodyTimeoutNanoseconds = body
         idleTimeoutNanoseconds = idle
-        loop = try HTTPEventLoop(name: "thumbd-http-\(index)", tickInterval: Self.sweepInterval(min(header, body), idle))
+        loop = try HTTPEventLoop(name: "thumbd-http-\(index)", tickInterval: Self.sweepInterval(min(header, body), idle),
+                                 counts: server.counts)
         readBuffer = .allocate(byteCount: 64 * 1024, alignment: 16)
     }
 

@@ -18,11 +18,15 @@ extension ThumbService {
         var queued: Int
         var flights: Int
         var connections: (open: Int, total: Int)
+        /// The event loops' failed `epoll_wait` calls (`HTTPServerCounts.failedWaits`).
+        var failedWaits: Int
         var prefetch: Prefetcher.Statistics
         var libraryAssets: Int
         /// The listing's generation (`LibraryIndex.generation`), read with `libraryAssets`.
         var libraryGeneration: Int
         var headerReads: Int
+        /// Writes to `index.sqlite` that failed (`LibraryIndex.failedWrites`).
+        var indexWriteErrors: (listing: Int, placeholders: Int)
         /// Files and directories the index's last scan could not read.
         var unreadable: (files: Int, directories: Int)
         /// The lanes' watches together (see `ThumbService.resolvedKeys`); nil when the library
@@ -64,10 +68,10 @@ extension ThumbService {
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
                              inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
                              flights: pipeline.flights,
-                             connections: connections?.now ?? (0, 0),
+                             connections: server?.now ?? (0, 0), failedWaits: server?.failedWaits ?? 0,
                              prefetch: prefetcher.statistics,
                              libraryAssets: listing.total, libraryGeneration: listing.generation,
-                             headerReads: index.headerReads, unreadable: index.unreadable, watch: watchStatistics(),
+                             headerReads: index.headerReads, indexWriteErrors: index.failedWrites, unreadable: index.unreadable, watch: watchStatistics(),
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount },
                              descriptors: configuration.descriptors,

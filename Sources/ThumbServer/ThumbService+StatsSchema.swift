@@ -31,6 +31,7 @@ extension ThumbService {
         .object("connections", [
             .figure("open", StatsFamily.connectionsOpen.sample()) { .integer($0.connections.open) },
             .figure("total", StatsFamily.connectionsTotal.sample()) { .integer($0.connections.total) },
+            .figure("event_loop_wait_errors", StatsFamily.eventLoopWaitErrors.sample()) { .integer($0.failedWaits) },
         ]),
         .object("descriptors", [
             .figure("limit", StatsFamily.descriptorBudget.sample("part", "limit")) { budget($0, \.limit) },
@@ -115,6 +116,7 @@ extension ThumbService {
         .figure("assets", StatsFamily.libraryAssets.sample()) { .integer($0.libraryAssets) },
         .statsOnly("generation") { .integer($0.libraryGeneration) },
         .figure("header_reads", StatsFamily.libraryHeaderReads.sample()) { .integer($0.headerReads) },
+        .figure("index_write_errors", StatsFamily.indexWriteErrors.sample()) { .integer($0.indexWriteErrors.listing) },
         .figure("source_checks", StatsFamily.librarySourceChecks.sample()) { .integer($0.sourceChecks) },
         .figure("unreadable_files", StatsFamily.libraryUnreadable.sample("kind", "file")) { .integer($0.unreadable.files) },
         .figure("unreadable_directories", StatsFamily.libraryUnreadable.sample("kind", "directory")) {
@@ -141,6 +143,7 @@ extension ThumbService {
         .figure("from_renders", StatsFamily.placeholdersMade.sample("by", "render")) { .integer($0.placeholders.fromRenders) },
         .figure("backfilled", StatsFamily.placeholdersMade.sample("by", "backfill")) { .integer($0.placeholders.backfilled) },
         .figure("backfill_failed", StatsFamily.backfillFailed.sample()) { .integer($0.placeholders.backfillFailed) },
+        .figure("write_errors", StatsFamily.placeholderWriteErrors.sample()) { .integer($0.indexWriteErrors.placeholders) },
         .statsOnly("shrink_ms_mean") { meanMilliseconds($0, \.shrinkMicroseconds) },
         .statsOnly("encode_ms_mean") { meanMilliseconds($0, \.encodeMicroseconds) },
         .statsOnly("store_ms_mean") { meanMilliseconds($0, \.storeMicroseconds) },

@@ -25,8 +25,8 @@ public final class ThumbService: HTTPResponder {
     let resolvedKeys: [ResolvedKeyCache]
     /// Requests answered 503 `out_of_descriptors` (`descriptors.shortages` in `/stats`).
     let descriptorShortages = Atomic<Int>(0)
-    /// The socket server's connection counts (`connections` in `/stats`); nil in-process (0, 0).
-    let connections: HTTPConnectionCounts?
+    /// The socket server's counters (`connections` in `/stats`); nil in-process (0, 0).
+    let server: HTTPServerCounts?
     /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
     /// decodes none (or is a test's stand-in).
     let videoPosters: VideoPosters?
@@ -36,14 +36,14 @@ public final class ThumbService: HTTPResponder {
     ///   when the library changed, so hits need not `stat` their source; nil: every thumbnail
     ///   request on that lane `stat`s its source. Default: one lane, unwatched. The request
     ///   counters have a shard per lane too.
-    /// - Parameter connections: the counts of the socket server that serves this service, for
+    /// - Parameter server: the counters of the socket server that serves this service, for
     ///   `/stats`; nil: none (in-process).
     /// - Parameter videoPosters: the renderer's video helpers, for `/stats` `video`; nil: none.
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
-                watches: [LibraryWatch?] = [nil], connections: HTTPConnectionCounts? = nil,
+                watches: [LibraryWatch?] = [nil], server: HTTPServerCounts? = nil,
                 videoPosters: VideoPosters? = nil) {
         self.configuration = configuration
-        self.connections = connections
+        self.server = server
         self.videoPosters = videoPosters
         resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
         requests = RequestStatistics(shards: resolvedKeys.count)

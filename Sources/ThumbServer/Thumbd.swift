@@ -54,10 +54,10 @@ public final class Thumbd: Sendable {
         descriptors = resources.descriptors
         let pipeline = ThumbnailPipeline(configuration: config.pipeline(descriptors: descriptors, libraryRoot: resources.library.root),
                                          disk: resources.disk, renderer: renderer, placeholderStore: resources.index)
-        let connections = HTTPConnectionCounts()
+        let serverCounts = HTTPServerCounts()
         service = ThumbService(configuration: config.service(descriptors: descriptors), library: resources.library,
                                pipeline: pipeline, index: resources.index, watches: resources.watches,
-                               connections: connections, videoPosters: (renderer as? Renderer)?.videoPosters)
+                               server: serverCounts, videoPosters: (renderer as? Renderer)?.videoPosters)
         let accessLog = config.accessLog ? AccessLog() : nil
         var http = config.http(eventLoops: resources.watches.count, descriptors: descriptors)
         let requests = service.requests
@@ -65,7 +65,7 @@ public final class Thumbd: Sendable {
             requests.record(exchange)
             accessLog?.write(exchange)
         }
-        server = HTTPServer(configuration: http, responder: service, connections: connections)
+        server = HTTPServer(configuration: http, responder: service, counts: serverCounts)
         self.accessLog = accessLog
         warnings = resources.warnings
         listingFeed = resources.watches.first ?? nil

@@ -67,6 +67,34 @@ struct HTTPEventLoopTests {
         for _ in 0..<3 { #expect(ticks.wait(timeout: .now() + 2) == .success) }
     }
 
+    /// A failing `epoll_wait` (here the loop's epoll descriptor replaced, with dup2, by one that
+    /// is not an epoll instance: EINVAL) is counted in `HTTPServerCounts.failedWaits` (`/stats`
+    /// `connections.event_loop_wait_errors`) and paced at 10 ms, not spun; the loop still runs
+    /// its blocks and stops.
+    @Test func aFailingWaitIsCountedAndPaced() throws {
+        let counts = HTTPServerCounts()
+        let loop = try HTTPEventLoop(name: "test-loop", tickInterval: 1_000_000_000, counts: counts)
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        #expect(devNull >= 0)
+        #expect(dup2(devNull, loop.epollDescriptorForTesting) == loop.epollDescriptorForTesting)
+        close(devNull)
+        loop.start {}
+        var waited = 0
+        while counts.failedWaits < 3 && waited < 300 { usleep(10_000); waited += 1 }
+        #expect(counts.failedWaits >= 3)
+        let ran = DispatchSemaphore(value: 0)
+        loop.execute { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 2) == .success)
+        // Paced: over 200 ms, at most about 20 failed waits (10 ms each), never thousands.
+        let before = counts.failedWaits
+        usleep(200_000)
+        #expect(counts.failedWaits - before <= 25)
+        loop.stop()
+        waited = 0
+        while !loop.hasEnded && waited < 200 { usleep(10_000); waited += 1 }
+        #expect(loop.hasEnded)
+    }
+
     @Test func stopEndsTheLoopAndLaterBlocksAreDropped() throws {
         let loop = try HTTPEventLoop(name: "test-loop", tickInterval: 50_000_000)
         loop.start {}

@@ -292,4 +292,38 @@ import TestSupport
         #expect(index.unreadable.files == 0)
         #expect(listed(index) == ["late.jpg", "ok.jpg"])
     }
+
+    /// A write to `index.sqlite` that fails (here a trigger makes SQLite refuse it, as a full disk
+    /// or an I/O error would) leaves the listing and the placeholders right in memory, and is
+    /// counted (`failedWrites`, `/stats` `library.index_write_errors` and
+    /// `placeholders.write_errors`) instead of vanishing.
+    @Test func aFailedDatabaseWriteIsCountedAndTheMemoryStaysRight() throws {
+        let (dir, library) = try library(["a.jpg"])
+        let database = dir.path + "-index.sqlite"
+        defer { unlink(database) }
+        let index = try LibraryIndex(library: library, databasePath: database)
+        #expect(index.persisted)
+        index.rescan()
+        #expect(index.failedWrites == (0, 0))
+        let a = try #require(index.listing(order: .oldest, offset: 0, limit: 10).items.first)
+        index.storeThumbhash([1, 2, 3], for: a.path, source: a.identity)
+        #expect(index.failedWrites == (0, 0))
+
+        // Another connection makes every later write of either table fail.
+        let saboteur = try SQLiteDatabase(path: database)
+        try saboteur.execute("""
+            CREATE TRIGGER refuse_assets BEFORE INSERT ON assets BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse_thumbhashes BEFORE INSERT ON thumbhashes BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse_thumbhash_deletes BEFORE DELETE ON thumbhashes BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            """)
+        dir.write("b.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+        index.rescan()
+        #expect(listed(index) == ["a.jpg", "b.jpg"])   // in memory all the same
+        #expect(index.failedWrites == (1, 0))
+        let b = try #require(index.listing(order: .oldest, offset: 0, limit: 10).items.first { $0.path.description.hasSuffix("b.jpg") })
+        index.storeThumbhash([4, 5, 6], for: b.path, source: b.identity)
+        index.forgetThumbhash(for: a.path)
+        #expect(index.failedWrites == (1, 2))
+        #expect(index.thumbhashCounts.known == 1)   // b's, kept in memory; a's forgotten there
+    }
 }

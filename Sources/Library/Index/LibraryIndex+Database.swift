@@ -150,6 +150,7 @@ extension LibraryIndex {
                 }
             } catch {
                 // The in-memory index stays right; the next start re-reads what was not saved.
+                failedListingWrites.add(1, ordering: .relaxed)
             }
         }
     }

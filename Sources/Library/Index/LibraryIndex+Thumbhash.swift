@@ -96,9 +96,13 @@ extension LibraryIndex {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
         thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
         database.withLock { db in
-            // As `persist`: a failed write leaves the memory right; the next run makes it again.
-            try? db.prepare("INSERT OR REPLACE INTO thumbhashes VALUES (?, ?, ?, ?)").run(
-                [Self.column(path), .integer(Int64(source.size)), .integer(source.modifiedNanoseconds), hash.isEmpty ? .null : .blob(hash)])
+            // As `persist`: a failed write leaves the memory right (counted); the next run makes it again.
+            do {
+                try db.prepare("INSERT OR REPLACE INTO thumbhashes VALUES (?, ?, ?, ?)").run(
+                    [Self.column(path), .integer(Int64(source.size)), .integer(source.modifiedNanoseconds), hash.isEmpty ? .null : .blob(hash)])
+            } catch {
+                failedPlaceholderWrites.add(1, ordering: .relaxed)
+            }
         }
     }
 
@@ -106,7 +110,11 @@ extension LibraryIndex {
     public func forgetThumbhash(for path: DiskPath) {
         guard thumbhashes.withLock({ $0.removeValue(forKey: path) }) != nil else { return }
         database.withLock { db in
-            try? db.prepare("DELETE FROM thumbhashes WHERE path = ?").run([Self.column(path)])
+            do {
+                try db.prepare("DELETE FROM thumbhashes WHERE path = ?").run([Self.column(path)])
+            } catch {
+                failedPlaceholderWrites.add(1, ordering: .relaxed)
+            }
         }
     }
 

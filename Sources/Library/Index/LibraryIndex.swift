@@ -87,6 +87,8 @@ public final class LibraryIndex: Sendable {
     /// render storing one never waits on a listing or a scan.
     let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
     let database: Mutex<SQLiteDatabase>
+    /// Writes to the database that failed (`failedWrites`): the listing's, the placeholders'.
+    let failedListingWrites = Atomic<Int>(0), failedPlaceholderWrites = Atomic<Int>(0)
     let scanLock = Mutex(())
     /// Whether the index is kept in its database file; false when that file is busy, damaged
     /// beyond removal, not thumbd's or cannot be written: the index then lives in memory for
@@ -190,6 +192,14 @@ public final class LibraryIndex: Sendable {
     }
 
     /// Headers read since this index was opened.
+    /// Writes to `index.sqlite` that failed since start (SQLite said why: full disk, I/O error,
+    /// busy): of the listing (`assets`; each a scan's or a change's records) and of placeholders
+    /// (`thumbhashes`). The memory stays right; a restart reads those files, or makes those
+    /// placeholders, again.
+    public var failedWrites: (listing: Int, placeholders: Int) {
+        (failedListingWrites.load(ordering: .relaxed), failedPlaceholderWrites.load(ordering: .relaxed))
+    }
+
     public var headerReads: Int { state.withLock { $0.headerReads } }
 
     /// Files and directories the last scan could not read (kept as they were listed, tried

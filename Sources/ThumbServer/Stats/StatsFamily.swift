@@ -102,6 +102,12 @@ enum StatsFamily {
 
     static let connectionsOpen = MetricFamily("thumbd_connections_open", .gauge, "Open client connections.")
     static let connectionsTotal = MetricFamily("thumbd_connections_total", .counter, "Connections accepted.")
+    static let eventLoopWaitErrors = MetricFamily("thumbd_event_loop_wait_errors_total", .counter,
+                                                  "epoll_wait calls of the HTTP event loops that failed (each followed by a 10 ms pause).")
+    static let indexWriteErrors = MetricFamily("thumbd_index_write_errors_total", .counter,
+                                               "Writes of the listing to index.sqlite that failed (the listing in memory stays right).")
+    static let placeholderWriteErrors = MetricFamily("thumbd_placeholder_write_errors_total", .counter,
+                                                     "Writes of placeholders to index.sqlite that failed (those in memory stay right).")
     static let descriptorBudget = MetricFamily(
         "thumbd_descriptor_budget", .gauge,
         "How the open-file limit is shared out at start: the limit, the reserve, and the most connections, kept-open disk entries and memfds.")
