@@ -20,8 +20,8 @@ enum Negotiation {
     /// A query of `v` alone (what `/assets` lists) is read over its bytes without allocating;
     /// other parameters go through `queryValue`. `v` is compared as sent, not decoded: a token
     /// is hex, and an encoded one only fails to match (which never makes a URL immutable).
-    /// - Throws: `APIError` 400 for a parameter other than `QueryParameters.thumbnail`'s, and
-    ///   for an unknown `format` value.
+    /// - Throws: `APIError` 400 for a parameter other than `QueryParameters.thumbnail`'s or one
+    ///   given twice (`QueryParameters.check`), and for an unknown `format` value.
     static func thumbnailQuery(_ query: Substring?, accept: [String],
                                webpEnabled: Bool) throws(APIError) -> (format: FormatChoice, version: Substring.UTF8View?) {
         guard let query else { return (webpEnabled && acceptsWebP(accept) ? .webp : .automatic, nil) }
@@ -33,13 +33,13 @@ enum Negotiation {
             let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
             let pair = bytes[start..<end]
             if pair.first == UInt8(ascii: "v"), pair.count == 1 || pair[pair.index(after: pair.startIndex)] == UInt8(ascii: "=") {
-                if version == nil { version = pair.count == 1 ? pair[pair.endIndex...] : pair.dropFirst(2) }
+                if version == nil { version = pair.count == 1 ? pair[pair.endIndex...] : pair.dropFirst(2) } else { others = true }
             } else if !pair.isEmpty {
                 others = true
             }
             start = end == bytes.endIndex ? end : bytes.index(after: end)
         }
-        if others { try QueryParameters.refuseUnknown(in: query, known: QueryParameters.thumbnail, of: "a thumbnail URL") }
+        if others { try QueryParameters.check(query, known: QueryParameters.thumbnail, of: "a thumbnail URL") }
         let format = others ? try formatChoice(query: query, accept: accept, webpEnabled: webpEnabled)
             : (webpEnabled && acceptsWebP(accept) ? .webp : .automatic)
         return (format, version)

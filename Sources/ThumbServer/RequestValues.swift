@@ -45,18 +45,24 @@ enum QueryParameters {
     static let stopJobs = ["all"]
 
     /// Refuses the first parameter of `query` whose name (percent-decoded, as `Negotiation.queryValue`
-    /// reads names) is not in `known`; empty pairs (`a=1&&b=2`) are no parameter.
-    /// - Throws: `APIError` 400 `bad_request` naming it and `resource`, with the closest of
-    ///   `known` (`ConfigLoader.closest`) or else the list of them.
-    static func refuseUnknown(in query: Substring?, known: [String], of resource: String) throws(APIError) {
+    /// reads names) is not in `known`, or is there a second time (the value read would be the
+    /// first, silently: `?sort=oldest&sort=newest`); empty pairs (`a=1&&b=2`) are no parameter.
+    /// - Throws: `APIError` 400 `bad_request` naming it and `resource`: for an unknown one with the
+    ///   closest of `known` (`ConfigLoader.closest`) or else the list of them.
+    static func check(_ query: Substring?, known: [String], of resource: String) throws(APIError) {
         guard let query else { return }
+        var seen: Set<String> = []
         for pair in query.split(separator: "&") {
             let raw = pair.prefix { $0 != "=" }
             let name = PercentDecoding.decode(raw) ?? String(raw)
-            guard !known.contains(name) else { continue }
-            let hint = ConfigLoader.closest(to: name, among: known).map { "did you mean \($0)?" }
-                ?? (known.isEmpty ? "it takes none" : "it takes " + known.joined(separator: ", "))
-            throw APIError.badRequest("\(resource) has no query parameter \(JSON.quote(name)) (\(hint))")
+            guard known.contains(name) else {
+                let hint = ConfigLoader.closest(to: name, among: known).map { "did you mean \($0)?" }
+                    ?? (known.isEmpty ? "it takes none" : "it takes " + known.joined(separator: ", "))
+                throw APIError.badRequest("\(resource) has no query parameter \(JSON.quote(name)) (\(hint))")
+            }
+            guard seen.insert(name).inserted else {
+                throw APIError.badRequest("\(resource) takes the query parameter \(JSON.quote(name)) once (it is there twice)")
+            }
         }
     }
 }

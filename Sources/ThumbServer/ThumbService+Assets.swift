@@ -22,7 +22,7 @@ extension ThumbService {
         let query = request.query
         let order: ListingOrder
         do {
-            try QueryParameters.refuseUnknown(in: query, known: QueryParameters.listing, of: "/assets")
+            try QueryParameters.check(query, known: QueryParameters.listing, of: "/assets")
             order = try ListingOrder(parameter: Negotiation.queryValue("sort", in: query).map(String.init))
         } catch {
             return error.response

@@ -15,7 +15,7 @@ extension ThumbService {
     /// which a busy node may reach only after the job was queued.
     func startPrefetch(_ request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
         do {
-            try QueryParameters.refuseUnknown(in: request.query, known: [], of: "POST /prefetch")
+            try QueryParameters.check(request.query, known: [], of: "POST /prefetch")
         } catch {
             return completion(error.response)
         }
@@ -50,11 +50,17 @@ extension ThumbService {
     /// (403 `forbidden` for anyone else), every client's. 200 with their final states.
     func cancelPrefetches(_ request: HTTPRequest, for client: Client) -> HTTPResponse {
         do {
-            try QueryParameters.refuseUnknown(in: request.query, known: QueryParameters.stopJobs, of: "DELETE /prefetch")
+            try QueryParameters.check(request.query, known: QueryParameters.stopJobs, of: "DELETE /prefetch")
         } catch {
             return error.response
         }
-        let all = Negotiation.queryValue("all", in: request.query).map { $0 == "true" || $0 == "1" } ?? false
+        let all: Bool
+        switch Negotiation.queryValue("all", in: request.query) {
+        case nil, "false", "0": all = false
+        case "true", "1": all = true
+        case let value?:
+            return APIError.badRequest("all must be true or false (not \(JSON.quote(String(value))))").response
+        }
         if all && !client.isAdmin && !(configuration.adminToken.isEmpty && configuration.clientKeys.isEmpty) {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response
         }
@@ -98,7 +104,7 @@ extension ThumbService {
     /// A job that is not `client`'s is 404 for it, as one that does not exist (the admin sees all).
     func respondWithPrefetchJob(_ request: HTTPRequest, cancel: Bool, for client: Client) -> HTTPResponse {
         do {
-            try QueryParameters.refuseUnknown(in: request.query, known: [], of: "/prefetch/{id}")
+            try QueryParameters.check(request.query, known: [], of: "/prefetch/{id}")
         } catch {
             return error.response
         }

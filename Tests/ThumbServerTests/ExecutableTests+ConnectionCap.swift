@@ -68,8 +68,7 @@ extension ExecutableTests {
     /// them with renders and cache entries finds them gone): accept fails with EMFILE, the
     /// server stops accepting without spinning, and starts again as soon as a connection closes,
     /// oldest waiting client first.
-    @Test(.disabled("failed once in the full parallel run (passes alone): to be made robust before it gates CI"),
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
     func outOfDescriptorsBelowTheCapTheServerIdlesAndServesTheWaitingInOrder() throws {
         let root = TemporaryDirectory("thumbd-emfile")
         let server = try launch(["/usr/bin/prlimit", "--nofile=1024:1024"], library: Paths.fixturePhotos,

@@ -51,6 +51,32 @@ import Testing
         #expect(service.respond("DELETE", "/prefetch").status == 200)
     }
 
+    /// A parameter given twice was read as its first value (`?sort=oldest&sort=newest` sorted
+    /// oldest first); `all=yes` stopped only the caller's jobs as if it were absent. Both are 400
+    /// naming the parameter.
+    @Test func aRepeatedParameterAndAnUnreadableAllAre400() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for (method, target, says) in [
+            ("GET", "/assets?sort=oldest&sort=newest", "the query parameter \"sort\" once"),
+            ("GET", "/assets?offset=0&limit=5&offset=10", "the query parameter \"offset\" once"),
+            ("GET", "/assets?limit=5&%6cimit=6", "the query parameter \"limit\" once"),
+            ("GET", Self.photo + "?v=1&v=2", "the query parameter \"v\" once"),
+            ("GET", Self.photo + "?format=png&format=jpg", "the query parameter \"format\" once"),
+            ("DELETE", "/prefetch?all=true&all=false", "the query parameter \"all\" once"),
+            ("DELETE", "/prefetch?all=yes", "all must be true or false"),
+            ("DELETE", "/prefetch?all=", "all must be true or false"),
+        ] {
+            let response = service.respond(method, target)
+            #expect(response.status == 400, "\(method) \(target)")
+            let (code, message) = error(response)
+            #expect(code == "bad_request" && message.contains(says), "\(method) \(target): \(message)")
+        }
+        for target in ["/prefetch?all=false", "/prefetch?all=0", "/prefetch?all=1"] {
+            #expect(service.respond("DELETE", target).status == 200, "\(target)")
+        }
+    }
+
     /// Prefetch bodies are decoded as `PrefetchBody`: an unknown field, a value of another JSON
     /// type and a null are 400 naming the field (and what it must be); a trailing comma, a
     /// duplicate key and a comment are 400 naming the position.
