@@ -8,7 +8,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// TCP port; `0` picks an ephemeral port, which `start()` returns. `8080` by default.
     public var port: UInt16 = 8080
     /// Length of the kernel's queue of connections not yet accepted (`listen(2)`). `1024` by default.
-    public var backlog: Int32 = 1024
+    public var backlog: Int32 = defaultBacklog
     /// Longest request line in bytes, without CRLF; longer → 414. `8192` by default.
     public var maxRequestLineBytes: Int = 8192
     /// Longest request line plus header fields, in bytes; longer → 431. `8192` by default.
@@ -38,6 +38,28 @@ public struct HTTPServerConfiguration: Sendable {
     public var onExchange: (@Sendable (HTTPExchangeRecord) -> Void)? = nil
 
     public init() {}
+
+    /// Every field given: what an application's configuration maps (a field added here and not
+    /// there does not compile). `backlog`: `defaultBacklog` unless the application has a setting.
+    public init(host: String, port: UInt16, backlog: Int32, maxRequestLineBytes: Int, maxHeaderBytes: Int,
+                maxBodyBytes: Int, headerTimeout: Double, bodyTimeout: Double, idleTimeout: Double, maxConnections: Int,
+                eventLoopCount: Int, onExchange: (@Sendable (HTTPExchangeRecord) -> Void)?) {
+        self.host = host
+        self.port = port
+        self.backlog = backlog
+        self.maxRequestLineBytes = maxRequestLineBytes
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+        self.idleTimeout = idleTimeout
+        self.maxConnections = maxConnections
+        self.eventLoopCount = eventLoopCount
+        self.onExchange = onExchange
+    }
+
+    /// The listening socket's backlog by default: 1024 (the kernel caps it at `net.core.somaxconn`).
+    public static let defaultBacklog: Int32 = 1024
 
     /// The parser limits these settings imply.
     public var parserLimits: HTTPParserLimits {

@@ -50,5 +50,24 @@ public struct ServiceConfiguration: Sendable {
 
     public init() {}
 
+    /// Every field given: what `Config` maps (a field added here and not there does not compile).
+    init(grids: [GridSpec], cacheControl: String, unversionedCacheControl: String, webpEnabled: Bool, adminToken: String,
+         signing: URLSigning, clientKeys: [ClientKey], prefetchLimits: PrefetchLimits, quality: Int, cors: CORSPolicy,
+         descriptors: DescriptorBudget?, cluster: ClusterSettings?) {
+        self.grids = grids
+        self.cacheControl = cacheControl
+        self.unversionedCacheControl = unversionedCacheControl
+        self.webpEnabled = webpEnabled
+        self.adminToken = adminToken
+        adminTokenDigest = Crypto.sha256(Array(adminToken.utf8))
+        self.signing = signing
+        self.clientKeys = clientKeys
+        self.prefetchLimits = prefetchLimits
+        self.quality = quality
+        self.cors = cors
+        self.descriptors = descriptors
+        self.cluster = cluster
+    }
+
     func grid(named name: String) -> GridSpec? { grids.first { $0.name == name } }
 }

@@ -59,9 +59,8 @@ public final class Thumbd: Sendable {
                                pipeline: pipeline, index: resources.index, watches: resources.watches,
                                server: serverCounts, videoPosters: (renderer as? Renderer)?.videoPosters)
         let accessLog = config.accessLog ? AccessLog() : nil
-        var http = config.http(eventLoops: resources.watches.count, descriptors: descriptors)
         let requests = service.requests
-        http.onExchange = { exchange in
+        let http = config.http(eventLoops: resources.watches.count, descriptors: descriptors) { exchange in
             requests.record(exchange)
             accessLog?.write(exchange)
         }

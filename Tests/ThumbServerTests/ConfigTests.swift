@@ -31,7 +31,7 @@ import Thumbnails
     }
 
     /// Every key a subsystem reads reaches its configuration (`Config.pipeline(descriptors:libraryRoot:)`,
-    /// `.service(descriptors:)`, `.http(eventLoops:descriptors:)`), each set here to a value
+    /// `.service(descriptors:)`, `.http(eventLoops:descriptors:onExchange:)`), each set here to a value
     /// other than its default; the descriptor budget's parts reach theirs.
     @Test func eachSubsystemGetsItsKeys() {
         var config = Config()
@@ -83,7 +83,7 @@ import Thumbnails
         #expect(service.signing.maxLifetimeSeconds == 20 && service.signing.bucketSeconds == 21)
         #expect(service.clientKeys == config.clientKeys)
         #expect(service.prefetchLimits == PrefetchLimits(concurrentJobs: 23, itemsPerJob: 24, itemsPerMinute: 25))
-        let http = config.http(eventLoops: 18, descriptors: descriptors)
+        let http = config.http(eventLoops: 18, descriptors: descriptors, onExchange: nil)
         #expect(http.eventLoopCount == 18 && http.host == "::1" && http.port == 12 && http.maxConnections == 13)
         #expect(http.headerTimeout == 14 && http.bodyTimeout == 19 && http.idleTimeout == 15)
         #expect(http.maxHeaderBytes == 16 && http.maxRequestLineBytes == 16 && http.maxBodyBytes == 17)

@@ -20,6 +20,14 @@ public struct ClusterSettings: Sendable {
         self.node = node
     }
 
+    /// Every field given: what `Config` maps (a field added here and not there does not compile).
+    public init(peers: [PeerRing.Peer], node: Int, timeoutMilliseconds: Int, downSeconds: Double) {
+        self.peers = peers
+        self.node = node
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.downSeconds = downSeconds
+    }
+
     /// This node's address, as the upstream spells it.
     public var name: String { peers[node].server }
 }

@@ -28,43 +28,27 @@ extension Config {
 
     /// The routes' settings; `descriptors` is reported in `/stats`.
     func service(descriptors: DescriptorBudget?) -> ServiceConfiguration {
-        var service = ServiceConfiguration()
-        service.grids = grids
-        service.cacheControl = cacheControl
-        service.unversionedCacheControl = cacheControlUnversioned
-        service.webpEnabled = webp
-        service.quality = quality
-        service.adminToken = adminToken
-        service.signing = signing
-        service.clientKeys = clientKeys
-        service.prefetchLimits = PrefetchLimits(concurrentJobs: prefetchClientJobs, itemsPerJob: prefetchClientItemsPerJob,
-                                                itemsPerMinute: prefetchClientItemsPerMinute)
-        service.descriptors = descriptors
-        service.cors = CORSPolicy(origins: corsOrigins)
-        if let (peers, node) = try? ClusterPeers.node(self) ?? nil {   // validated at start
-            var cluster = ClusterSettings(peers: peers, node: node)
-            cluster.timeoutMilliseconds = Int((peerTimeoutSeconds * 1000).rounded())
-            cluster.downSeconds = peerDownSeconds
-            service.cluster = cluster
+        let cluster = (try? ClusterPeers.node(self) ?? nil).map { peers, node in   // validated at start
+            ClusterSettings(peers: peers, node: node, timeoutMilliseconds: Int((peerTimeoutSeconds * 1000).rounded()),
+                            downSeconds: peerDownSeconds)
         }
-        return service
+        return ServiceConfiguration(
+            grids: grids, cacheControl: cacheControl, unversionedCacheControl: cacheControlUnversioned, webpEnabled: webp,
+            adminToken: adminToken, signing: signing, clientKeys: clientKeys,
+            prefetchLimits: PrefetchLimits(concurrentJobs: prefetchClientJobs, itemsPerJob: prefetchClientItemsPerJob,
+                                           itemsPerMinute: prefetchClientItemsPerMinute),
+            quality: quality, cors: CORSPolicy(origins: corsOrigins), descriptors: descriptors, cluster: cluster)
     }
 
-    /// The socket server's settings with `eventLoops` event loops (`onExchange` is left for the
-    /// wiring). `max_header_bytes` bounds the request line as well as the whole head; open
+    /// The socket server's settings with `eventLoops` event loops, each exchange told to
+    /// `onExchange`. `max_header_bytes` bounds the request line as well as the whole head; open
     /// connections are `descriptors.connections` (`max_connections` or fewer).
-    func http(eventLoops: Int, descriptors: DescriptorBudget) -> HTTPServerConfiguration {
-        var http = HTTPServerConfiguration()
-        http.eventLoopCount = eventLoops
-        http.host = host
-        http.port = UInt16(port)
-        http.maxConnections = descriptors.connections
-        http.headerTimeout = headerTimeoutSeconds
-        http.bodyTimeout = bodyTimeoutSeconds
-        http.idleTimeout = idleTimeoutSeconds
-        http.maxHeaderBytes = maxHeaderBytes
-        http.maxRequestLineBytes = maxHeaderBytes
-        http.maxBodyBytes = maxBodyBytes
-        return http
+    func http(eventLoops: Int, descriptors: DescriptorBudget,
+              onExchange: (@Sendable (HTTPExchangeRecord) -> Void)?) -> HTTPServerConfiguration {
+        HTTPServerConfiguration(host: host, port: UInt16(port), backlog: HTTPServerConfiguration.defaultBacklog,
+                                maxRequestLineBytes: maxHeaderBytes, maxHeaderBytes: maxHeaderBytes, maxBodyBytes: maxBodyBytes,
+                                headerTimeout: headerTimeoutSeconds, bodyTimeout: bodyTimeoutSeconds,
+                                idleTimeout: idleTimeoutSeconds, maxConnections: descriptors.connections,
+                                eventLoopCount: eventLoops, onExchange: onExchange)
     }
 }
