@@ -11,12 +11,58 @@
 
 static const char *const cvips_format_names[] = { "JPEG", "PNG", "WebP" };
 
+/* vips_thumbnail_source on `source` with `options` at `fail_on`, decoded into memory (the
+ * thumbnail's size) so that a decode error shows here, not in a later step. The images hang off
+ * `context`. 0 with `*out` set, or -1 with the libvips error pending. */
+static int
+cvips_thumbnail_decoded(VipsObject *context, VipsSource *source, const cvips_render_options *options,
+                        VipsFailOn fail_on, VipsImage **out)
+{
+    VipsImage **t = (VipsImage **) vips_object_local_array(context, 2);
+    /* 8.14's thumbnail_source does not hand its own `fail_on` to the loader (see below). */
+    const char *option_string = fail_on == VIPS_FAIL_ON_NONE ? "fail_on=none" : "fail_on=truncated";
+    int result;
+
+    if (options->colour_transform)
+        result = vips_thumbnail_source(source, &t[0], options->width,
+            "height", options->height,
+            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+            "export_profile", "srgb",
+            "intent", VIPS_INTENT_PERCEPTUAL,
+            "fail_on", fail_on,
+            "option_string", option_string,
+            NULL);
+    else
+        result = vips_thumbnail_source(source, &t[0], options->width,
+            "height", options->height,
+            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
+            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
+            "fail_on", fail_on,
+            "option_string", option_string,
+            NULL);
+    if (result || !(t[1] = vips_image_copy_memory(t[0])))
+        return -1;
+    *out = t[1];
+    return 0;
+}
+
+/* Whether libvips' JPEG loader claims `source` (rewound by the sniff). */
+static int
+cvips_is_jpeg(VipsSource *source)
+{
+    const char *loader = vips_foreign_find_load_source(source);
+
+    return loader && strcmp(loader, "VipsForeignLoadJpegSource") == 0;
+}
+
 int
 cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
              cvips_failure *failure)
 {
     VipsObject *context;
     VipsImage **t;
+    VipsImage *decoded = NULL;
     VipsSource *source;
     const char *coder;
     int result;
@@ -72,32 +118,36 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
                 "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
                 "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
                 NULL);
+        if (result) {
+            g_object_unref(context);
+            return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
+        }
+        return cvips_render_finish(context, t[0], options, thumbnail, failure);
     }
-    else if (options->colour_transform)
-        result = vips_thumbnail_source(source, &t[0], options->width,
-            "height", options->height,
-            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
-            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
-            "export_profile", "srgb",
-            "intent", VIPS_INTENT_PERCEPTUAL,
-            "fail_on", VIPS_FAIL_ON_TRUNCATED,
-            "option_string", "fail_on=truncated",
-            NULL);
-    else
-        result = vips_thumbnail_source(source, &t[0], options->width,
-            "height", options->height,
-            "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,
-            "crop", options->crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
-            "fail_on", VIPS_FAIL_ON_TRUNCATED,
-            "option_string", "fail_on=truncated",
-            NULL);
-    if (source)
+
+    result = cvips_thumbnail_decoded(context, source, options, VIPS_FAIL_ON_TRUNCATED, &decoded);
+    /* A JPEG cut short (a camera card pulled, a copy still under way) or whose scan stops part
+     * way: browsers show what decodes, and so does thumbd (issue 31, item 8), from a second
+     * decode at fail_on=none, where libjpeg fills the rest with grey. Only JPEG: the other
+     * formats' damage stays 415. The first decode costs a truncated file's render twice, once. */
+    if (result) {
         g_object_unref(source);
+        if (!(source = cvips_source_at_start(fd, failure))) {
+            g_object_unref(context);
+            return -1;
+        }
+        if (cvips_is_jpeg(source)) {
+            vips_error_clear();   /* the refusal at fail_on=truncated: the retry's own error, if any, is the one told */
+            result = cvips_thumbnail_decoded(context, source, options, VIPS_FAIL_ON_NONE, &decoded);
+            thumbnail->degraded = result == 0;
+        }
+    }
+    g_object_unref(source);
     if (result) {
         g_object_unref(context);
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot decode the source");
     }
-    return cvips_render_finish(context, t[0], options, thumbnail, failure);
+    return cvips_deliver(context, decoded, options, thumbnail, failure);
 }
 
 int

@@ -8,7 +8,8 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The source file does not exist (ENOENT at open). HTTP 404.
         case sourceNotFound
         /// Not a decodable image: empty, text, bad signature, truncated or corrupt at libvips'
-        /// `fail_on=truncated` level, a format thumbd does not read (README "Formats": PDF,
+        /// `fail_on=truncated` level (a JPEG only when it fails at `fail_on=none` too: else it
+        /// renders `degraded`), a format thumbd does not read (README "Formats": PDF,
         /// SVG...), or not a regular file. HTTP 415.
         case unsupportedSource
         /// Over the pixel limit, judged from the header before decoding. HTTP 422.

@@ -21,8 +21,10 @@ public struct Renderer: Sendable {
     /// Renders `request` (docs/API.md "grid" and "output"): orientation applied, sRGB 8-bit,
     /// exactly `spec.outputSize(sourceWidth:sourceHeight:)` of the displayed size, metadata
     /// stripped, alpha kept for PNG/WebP and flattened on white for JPEG. Animated and
-    /// multi-page sources give page 0.
-    /// - Throws: `RenderError`: `.sourceNotFound`, `.unsupportedSource`, `.sourceTooLarge`
+    /// multi-page sources give page 0. A JPEG cut short gives what decodes, the rest grey, marked
+    /// `degraded` (docs/API.md, "Thumbnails").
+    /// - Throws: `RenderError`: `.sourceNotFound`, `.unsupportedSource` (also a JPEG of which
+    ///   nothing decodes), `.sourceTooLarge`
     ///   (header says more than `maxPixels` for one page), `.sourceChanged` (the file opened is
     ///   not `expectedSource`, or changed while read), `.sourceUnreadable`, `.outOfDescriptors`
     ///   (no descriptor free to open or read it), `.internalFailure`.
@@ -59,7 +61,8 @@ public struct Renderer: Sendable {
                              microseconds: Int(output.placeholder_microseconds))
         }
         return Thumbnail(bytes: bytes, format: format,
-                         width: Int(output.width), height: Int(output.height), placeholder: placeholder)
+                         width: Int(output.width), height: Int(output.height), placeholder: placeholder,
+                         degraded: output.degraded != 0)
     }
 
     /// Renders `request`'s grid (a `cover` one) from `donor`, a larger thumbnail of the same

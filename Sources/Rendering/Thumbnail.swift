@@ -11,12 +11,21 @@ public struct Thumbnail: Sendable {
     /// The render's placeholder image (`RenderRequest.placeholderSide`); nil when not asked
     /// for or when it could not be made. Never stored with the thumbnail.
     public let placeholder: PlaceholderImage?
+    /// Whether this is what decoded of a damaged source: a JPEG libvips refused at
+    /// `fail_on=truncated` (cut short, or a scan it could not finish), rendered at `fail_on=none`
+    /// with the rest filled as libjpeg fills it (grey). `false` by default. Not stored with the
+    /// thumbnail: a cache hit or a derived grid says `false` (`renders.degraded` counts renders).
+    public let degraded: Bool
 
-    public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, placeholder: PlaceholderImage? = nil) {
+    /// A thumbnail of `bytes` in `format`, `width` x `height` px; `placeholder` and `degraded`
+    /// as the fields of the same names (nil and `false` by default).
+    public init(bytes: [UInt8], format: ImageFormat, width: Int, height: Int, placeholder: PlaceholderImage? = nil,
+                degraded: Bool = false) {
         self.bytes = bytes
         self.format = format
         self.width = width
         self.height = height
         self.placeholder = placeholder
+        self.degraded = degraded
     }
 }

@@ -82,6 +82,7 @@ extension ThumbService {
         .figure("prefetch", StatsFamily.rendersPrefetch.sample()) { .integer($0.renders.prefetch) },
         .figure("derived", StatsFamily.rendersDerived.sample()) { .integer($0.renders.derived) },
         .figure("derive_fallbacks", StatsFamily.rendersDeriveFallbacks.sample()) { .integer($0.renders.deriveFallbacks) },
+        .figure("degraded", StatsFamily.rendersDegraded.sample()) { .integer($0.renders.degraded) },
         .figure("refused", StatsFamily.rendersRefused.sample()) { .integer($0.renders.refused) },
         .figure("known_failures", StatsFamily.rendersKnownFailures.sample()) { .integer($0.renders.knownFailures) },
         .figure("abandoned", StatsFamily.rendersAbandoned.sample()) { .integer($0.renders.abandoned) },

@@ -18,6 +18,9 @@ public final class RenderStatistics: Sendable {
         /// Derived renders that failed (a donor libvips could not read), each then made from the
         /// source instead: a handled failure, counted (not in `total` beyond the source render).
         public var deriveFallbacks = 0
+        /// Successful renders of a damaged JPEG, made of what decodes with the rest filled grey
+        /// (`Thumbnail.degraded`; included in `total`, not in `failed`).
+        public var degraded = 0
         /// Client misses refused with 503 because the render queue was full (no render ran).
         public var refused = 0
         /// Client misses answered with a failure remembered for their source (415 or 422 that
@@ -55,11 +58,12 @@ public final class RenderStatistics: Sendable {
         state.withLock { $0.snapshot.deriveFallbacks += 1 }
     }
 
-    func recordRender(milliseconds: Double, failed: Bool, prefetch: Bool, derived: Bool = false) {
+    func recordRender(milliseconds: Double, failed: Bool, prefetch: Bool, derived: Bool = false, degraded: Bool = false) {
         state.withLock { s in
             s.snapshot.total += 1
             if prefetch { s.snapshot.prefetch += 1 }
             if derived { s.snapshot.derived += 1 }
+            if degraded { s.snapshot.degraded += 1 }
             if failed { s.snapshot.failed += 1; return }
             if s.recent.count < Self.window { s.recent.append(milliseconds) } else { s.recent[s.next] = milliseconds }
             s.next = (s.next + 1) % Self.window

@@ -35,7 +35,8 @@ extension ThumbnailPipeline {
         let milliseconds = Double(clock.now() &- started) / 1e6
         switch result {
         case .success(let thumbnail):
-            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil)
+            renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil,
+                                          degraded: thumbnail.degraded)
             // Hashed here, on the render worker (about 1 ms in a release build), before the
             // waiters are answered: the listing they fetch next then has it.
             placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, backfill: false)

@@ -160,9 +160,11 @@ struct CorpusFormatTests {
     }
 }
 
-/// Every file of `corpus/broken` is refused: 422 for the PNG bomb (pixel limit, from the
-/// header), 415 for the rest. The 44-byte GIF bomb never reaches the limit: libvips' GIF loader
-/// finds no frame in it and fails first, so it is 415.
+/// Every file of `corpus/broken` is refused but the cut JPEG: 422 for the PNG bomb (pixel limit,
+/// from the header), 415 for the rest. The 44-byte GIF bomb never reaches the limit: libvips' GIF
+/// loader finds no frame in it and fails first, so it is 415. `truncated-10000-bytes.jpg` (a
+/// valid header, then the first rows) renders degraded; `camera-jpeg-corrupt-scan-data.jpg`
+/// fails at libvips' `fail_on=none` too (`vips thumbnail` refuses it), so it stays 415.
 @Suite(.enabled(if: TestFiles.hasCorpus, "needs the shared corpus"))
 struct CorpusBrokenTests {
     let renderer = Renderer()
@@ -178,14 +180,26 @@ struct CorpusBrokenTests {
         "jpeg-corrupt-header.jpg": .unsupportedSource,
         "png-bad-idat-crc.png": .unsupportedSource,
         "png-bad-signature.png": .unsupportedSource,
-        "truncated-10000-bytes.jpg": .unsupportedSource,
     ]
+    /// Rendered of what decodes, the rest grey (docs/API.md "Thumbnails").
+    static let degraded: Set<String> = ["truncated-10000-bytes.jpg"]
 
     @Test func everyFileHasAnOutcome() {
-        #expect(Set(TestFiles.corpusFiles("broken")) == Set(Self.outcomes.keys))
+        #expect(Set(TestFiles.corpusFiles("broken")) == Set(Self.outcomes.keys).union(Self.degraded))
     }
 
-    @Test(arguments: TestFiles.corpusFiles("broken"))
+    @Test(arguments: Self.degraded.sorted())
+    func isRenderedDegraded(name: String) throws {
+        // 2725x2225: grid 1 (contain) 1179 * 2225 / 2725 = 962.7, so 1179x963; 3 and 5 the box.
+        let sizes = ["1": (1179, 963), "3": (393, 393), "5": (236, 236)]
+        for spec in GridSpec.defaults {
+            let thumbnail = try renderer.render(RenderRequest(sourcePath: TestFiles.corpusPath("broken", name), spec: spec))
+            #expect(thumbnail.degraded)
+            #expect((thumbnail.width, thumbnail.height) == sizes[spec.name]!, "\(spec.name)")
+        }
+    }
+
+    @Test(arguments: TestFiles.corpusFiles("broken").filter { !Self.degraded.contains($0) })
     func isRefused(name: String) throws {
         let expected = try #require(Self.outcomes[name], "\(name) is not in the table")
         for spec in GridSpec.defaults {

@@ -27,7 +27,7 @@ import Testing
         var renders = RenderStatistics.Snapshot()
         (renders.total, renders.failed, renders.coalesced, renders.prefetch) = (31, 2, 33, 34)
         (renders.derived, renders.refused, renders.knownFailures, renders.abandoned) = (35, 36, 37, 38)
-        renders.deriveFallbacks = 39
+        (renders.deriveFallbacks, renders.degraded) = (39, 32)
         (renders.p50Milliseconds, renders.p95Milliseconds, renders.p99Milliseconds) = (4.26, 17.04, 80.96)
         renders.durationBuckets = [0, 1, 5, 10, 20, 25, 27, 28, 29, 29, 29]
         renders.durationSumSeconds = 3.5

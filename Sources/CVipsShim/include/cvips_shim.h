@@ -85,6 +85,10 @@ typedef struct {
     int placeholder_width;         /* px */
     int placeholder_height;        /* px */
     long placeholder_microseconds; /* what making it took, µs */
+    /* 1 when the source is a JPEG that libvips refused at fail_on=truncated (cut short, or a
+     * scan it could not finish) and that was rendered at fail_on=none instead: what decodes,
+     * the rest filled as libjpeg fills it (grey). 0 otherwise. */
+    int degraded;
 } cvips_thumbnail;
 
 /* Starts libvips once per process: vips_init, operation cache off (the server has its own
@@ -131,6 +135,8 @@ int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
  * BMP, ICO and TGA), orientation applied,
  * sRGB 8-bit, exact size, alpha flattened on white for JPEG, metadata stripped, encoded; and
  * when asked, the placeholder image of the sRGB pixels before flattening (cvips_placeholder.c).
+ * Decoded at fail_on=truncated; a JPEG refused there is decoded again at fail_on=none, as
+ * browsers show it, and marked `degraded` (one that fails then too is CVIPS_UNSUPPORTED).
  * Returns 0 with `thumbnail` filled, or -1 with `failure` filled. */
 int cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumbnail,
                  cvips_failure *failure);

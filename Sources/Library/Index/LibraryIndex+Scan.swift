@@ -61,8 +61,7 @@ extension LibraryIndex {
             let record: AssetRecord?
             switch header {
             case .success(let info):
-                let taken = info.dateTimeOriginal.flatMap { CaptureDate(exifDateTime: $0, offset: info.offsetTimeOriginal) }
-                    ?? CaptureDate(epochMilliseconds: identity.modifiedNanoseconds / 1_000_000)
+                let taken = CaptureDate.taken(header: info, modifiedNanoseconds: identity.modifiedNanoseconds)
                 record = AssetRecord(path: path, bytes: identity.size, modifiedNanoseconds: identity.modifiedNanoseconds,
                                      width: info.displayWidth, height: info.displayHeight, taken: taken,
                                      durationMilliseconds: info.durationMilliseconds)

@@ -33,13 +33,16 @@ extension SourceInfo {
 
     /// An ISO 8601 container date ("2024-05-01T12:30:00+0900", "2024-05-01T03:30:00.000000Z")
     /// as EXIF text: "2024:05:01 12:30:00" and an offset "+09:00" (`keepOffset`; with it false,
-    /// or none written, "+00:00": the time is UTC). Nil when it does not start with a date and time.
+    /// or none written, "+00:00": the time is UTC). Nil when it does not start with a date and time,
+    /// or its year, month or day is zero ("0000-00-00T00:00:00Z": no date, so the other tag is read).
     static func videoDate(_ text: String, keepOffset: Bool) -> (dateTime: String, offset: String)? {
         let characters = Array(text.utf8)
         guard characters.count >= 19 else { return nil }
         let digitsAt = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
         guard digitsAt.allSatisfy({ (0x30...0x39).contains(characters[$0]) }) else { return nil }
         let date = String(decoding: characters[0..<19], as: UTF8.self)
+        guard let year = Int(date.prefix(4)), let month = Int(date.dropFirst(5).prefix(2)),
+              let day = Int(date.dropFirst(8).prefix(2)), year > 0, month > 0, day > 0 else { return nil }
         let dateTime = date.prefix(10).replacingDashes() + " " + date.suffix(8)
         var offset = "+00:00"
         if keepOffset, let sign = characters[19...].firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) {

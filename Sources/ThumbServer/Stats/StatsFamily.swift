@@ -39,6 +39,9 @@ enum StatsFamily {
                                                "Requests that joined a lookup already in flight.")
     static let rendersDeriveFallbacks = MetricFamily("thumbd_renders_derive_fallbacks_total", .counter,
                                                      "Derived renders that failed and were made from the source instead.")
+    static let rendersDegraded = MetricFamily(
+        "thumbd_renders_degraded_total", .counter,
+        "Renders of a damaged JPEG (cut short) made of what decodes, the rest grey (of thumbd_renders_total).")
     static let rendersDerived = MetricFamily("thumbd_renders_derived_total", .counter,
                                              "Renders made from a cached larger grid of the same photo, not from the source.")
     static let rendersRefused = MetricFamily("thumbd_renders_refused_total", .counter,

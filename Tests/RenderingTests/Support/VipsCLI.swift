@@ -152,6 +152,35 @@ enum VipsCLI {
         return text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
     }
 
+    /// `vips crop in out.png 0 top width rows`: `rows` whole rows of the encoded image from
+    /// `top`, as PNG (lossless, so comparisons see the image's own pixels).
+    static func rows(_ bytes: [UInt8], top: Int, count rows: Int) throws -> [UInt8] {
+        let directory = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in").path
+        let output = directory.appendingPathComponent("out.png").path
+        try Data(bytes).write(to: URL(fileURLWithPath: input))
+        let width = try header(ofEncoded: bytes).width
+        guard try run("vips", ["crop", input, output, "0", "\(top)", "\(width)", "\(rows)"]) != nil else {
+            throw Failure(description: "vips crop failed")
+        }
+        return [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+    }
+
+    /// `vips avg` and `vips deviate` of an encoded image: the mean and the standard deviation of
+    /// all its pixels' band values, 0...255.
+    static func meanAndDeviation(ofEncoded bytes: [UInt8]) throws -> (mean: Double, deviation: Double) {
+        let directory = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("image").path
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        guard let mean = try run("vips", ["avg", file]).flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }),
+              let deviation = try run("vips", ["deviate", file]).flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) else {
+            throw Failure(description: "vips avg/deviate failed")
+        }
+        return (mean, deviation)
+    }
+
     /// `vips flip in out.jpg horizontal|vertical`: the encoded image mirrored, as JPEG.
     static func flip(_ bytes: [UInt8], _ direction: String) throws -> [UInt8] {
         let directory = try TestFiles.temporaryDirectory()
