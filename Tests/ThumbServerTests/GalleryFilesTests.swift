@@ -37,7 +37,8 @@ import Testing
             """)
         for name in names {
             let onDisk = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.directory + "/" + name)))
-            #expect(GalleryPage.files[name] == onDisk, "the binary's \(name) is not the repository's")
+            let same = GalleryPage.files[name] == onDisk   // (not printed: the arrays are long)
+            #expect(same, "the binary's \(name) is not the repository's")
         }
     }
 
@@ -107,9 +108,10 @@ import Testing
 
     static let node = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// `node --check` on `script` (saved as a .js file): nil when it parses, else node's message.
-    static func syntaxError(in script: String) throws -> String? {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("gallery-\(UUID().uuidString).js")
+    /// `node --check` on `script` (saved as a temporary file ending in `name`): nil when it
+    /// parses, else node's message.
+    static func syntaxError(in script: String, named name: String) throws -> String? {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString)-\(name)")
         try script.write(to: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
@@ -127,12 +129,12 @@ import Testing
         let served = try ServerHarness().get("/").text
         let start = try #require(served.range(of: "<script>\n"))
         let end = try #require(served.range(of: "</script>", range: start.upperBound..<served.endIndex))
-        let error = try Self.syntaxError(in: String(served[start.upperBound..<end.lowerBound]))
+        let error = try Self.syntaxError(in: String(served[start.upperBound..<end.lowerBound]), named: "served.js")
         #expect(error == nil, "the served script: \(error ?? "")")
         for name in Self.pageFiles() where name.hasSuffix(".js") {
             let script = try Self.read(name)
             #expect(script.hasPrefix("//") && script.contains("\n'use strict';\n"), "\(name) should run strict, as the page does")
-            let error = try Self.syntaxError(in: script)
+            let error = try Self.syntaxError(in: script, named: name)
             #expect(error == nil, "\(name): \(error ?? "")")
         }
     }
