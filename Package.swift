@@ -69,7 +69,14 @@ let package = Package(
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process; signed thumbnail
         // URLs and client keys (through CCryptoShim).
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster"]),
+        // The gallery at `/` is files in Sources/ThumbServer/Gallery/, embedded in the binary at
+        // build (SwiftPM's `PackageResources`: byte arrays, no file read at run time).
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster"],
+                resources: [
+                    .embedInCode("Gallery/gallery.html"), .embedInCode("Gallery/gallery.css"),
+                    .embedInCode("Gallery/gallery-placeholder.js"), .embedInCode("Gallery/gallery-grid.js"),
+                    .embedInCode("Gallery/gallery-preheat.js"), .embedInCode("Gallery/gallery-stats.js"),
+                ]),
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
         .target(name: "Cluster", dependencies: ["CZlib", "Locking"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).

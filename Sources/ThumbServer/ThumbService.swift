@@ -30,6 +30,15 @@ public final class ThumbService: HTTPResponder {
     /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
     /// decodes none (or is a test's stand-in).
     let videoPosters: VideoPosters?
+    /// The answer to `GET /` (`GalleryPage.html`), made here so that the page is assembled at
+    /// start, not on the first visit; every visit gets these bytes.
+    let galleryResponse: HTTPResponse = switch GalleryPage.html {
+    case .success(let page):
+        HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")]),
+                     body: page)
+    case .failure(let error):
+        APIError(status: 500, code: "internal_error", message: "the gallery's files do not make a page: \(error)").response
+    }
 
     /// - Parameter watches: one per lane (see `resolvedKeys`; give one per HTTP event loop, all
     ///   of one `LibraryWatch.group`, which shares one inotify instance): each tells its lane
@@ -168,10 +177,8 @@ extension Route {
     /// Every route, in the order they are matched.
     static let all: [Route] = [
         thumbnails,
-        Route(match: .path("/"), methods: .read, access: .open) { _, _, _, _, completion in
-            completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/html; charset=utf-8"),
-                                                                       ("Cache-Control", "no-store")]),
-                                    body: GalleryPage.html))
+        Route(match: .path("/"), methods: .read, access: .open) { service, _, _, _, completion in
+            completion(service.galleryResponse)
         },
         Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, completion in
             completion(service.respondWithListing(to: request, for: client))

@@ -3,97 +3,87 @@
 /// elements; a spacer gives the scroll height), paged through `/assets`, showing the versioned
 /// thumbnail URLs the listing gives; the preheat pattern of Apple's `PHCachingImageManager`
 /// sample through range `POST /prefetch`; thumbnails that scroll away before loading cancelled;
-/// and a live panel of `/stats`. The parts: `GalleryStyle`, `GalleryPlaceholderScript` (each
-/// item's thumbhash painted under its thumbnail), `GalleryGridScript` (grid, loading),
-/// `GalleryPreheatScript` (range prefetch ahead of the view), `GalleryStatsScript` (the panel
-/// and its chart).
+/// and a live panel of `/stats`.
+///
+/// The page is the files beside this one, written as a browser reads them: `gallery.html` links
+/// `gallery.css` and loads `gallery-placeholder.js` (each item's thumbhash painted under its
+/// thumbnail), `gallery-grid.js` (grid, loading), `gallery-preheat.js` (range prefetch ahead of
+/// the view) and `gallery-stats.js` (the panel and its chart), in that order. They are embedded
+/// in the binary at build (Package.swift, `.embedInCode`: SwiftPM's `PackageResources`), so
+/// nothing is read from disk at run time, and the page served has them inlined (`inlined`).
 enum GalleryPage {
-    /// The whole page, UTF-8, assembled once.
-    static let html: [UInt8] = Array(("""
-    <!doctype html>
-    <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>thumbd gallery</title><link rel="icon" href="data:,">
-    <style>
-    """ + style + """
-    </style></head><body>
-    <header>
-      <h1>thumbd</h1>
-      <span id="total" aria-live="polite">Loading the library…</span>
-      <span class="controls">
-        <span class="segmented" id="columns" role="group" aria-label="Columns"></span>
-        <span class="segmented" id="sort" role="group" aria-label="Sort">
-          <button type="button" data-sort="newest" aria-pressed="true">Newest</button><button type="button" data-sort="oldest" aria-pressed="false">Oldest</button>
-        </span>
-      </span>
-      <span id="status"></span>
-    </header>
-    <main id="scroller" tabindex="0" aria-label="Photos"><div id="grid"></div></main>
-    <aside id="panel" aria-label="Server statistics">
-      <h2>Server <span id="stats-state">connecting…</span></h2>
-      <div id="stats-refused" hidden>
-        <p>This server asks for its admin token (401): <code>/stats</code> and prefetch need it.
-        Thumbnails load without it.</p>
-        <form id="token-form"><input id="token" type="password" autocomplete="off" placeholder="admin_token" aria-label="Admin token"><button type="submit">Use</button></form>
-      </div>
-      <div id="stats-body">
-        <h3>Cache hits</h3>
-        <dl>
-          <dt>memory</dt><dd data-stat="memory_cache.hits">–</dd>
-          <dt>disk</dt><dd data-stat="disk_cache.hits">–</dd>
-          <dt>hit ratio</dt><dd data-stat="hit_ratio" data-unit="ratio" title="(memory hits + disk hits) / thumbnail lookups, since start">–</dd>
-        </dl>
-        <h3>Renders</h3>
-        <dl>
-          <dt>total</dt><dd data-stat="renders.total">–</dd>
-          <dt>for prefetch</dt><dd data-stat="renders.prefetch">–</dd>
-          <dt>running, queued</dt><dd><span data-stat="renders.in_flight">–</span>, <span data-stat="renders.queued">–</span></dd>
-          <dt>latency p50</dt><dd data-stat="renders.latency_ms.p50" data-unit="ms">–</dd>
-          <dt>latency p95</dt><dd data-stat="renders.latency_ms.p95" data-unit="ms">–</dd>
-        </dl>
-        <h3>Prefetch</h3>
-        <dl class="pairs">
-          <dt>jobs</dt><dd data-stat="prefetch.jobs">–</dd>
-          <dt>queued</dt><dd data-stat="prefetch.queued">–</dd>
-          <dt>done</dt><dd data-stat="prefetch.done">–</dd>
-          <dt>skipped</dt><dd data-stat="prefetch.skipped" title="already cached">–</dd>
-          <dt>cancelled</dt><dd data-stat="prefetch.cancelled">–</dd>
-          <dt>failed</dt><dd data-stat="prefetch.failed">–</dd>
-          <dt>not stored</dt><dd data-stat="prefetch.not_stored" title="rendered, but kept by no cache tier">–</dd>
-        </dl>
-        <h3>Last <span id="chart-minutes">3</span> minutes</h3>
-        <figure id="chart">
-          <svg viewBox="0 0 180 60" preserveAspectRatio="none" role="img" aria-label="Hit ratio and renders per second">
-            <line x1="0" y1="30" x2="180" y2="30" class="rule"/>
-            <path id="chart-renders" class="renders"/><path id="chart-ratio" class="ratio"/>
-          </svg>
-          <figcaption><span class="key ratio">hit ratio</span> 0–100% · <span class="key renders">renders/s</span> 0–<span id="chart-renders-max">1</span></figcaption>
-        </figure>
-        <h3>Storage</h3>
-        <dl>
-          <dt>memory</dt><dd><span data-stat="memory_cache.entries">–</span> · <span data-stat="memory_cache.bytes" data-unit="bytes">–</span></dd>
-          <dt>disk</dt><dd><span data-stat="disk_cache.entries">–</span> · <span data-stat="disk_cache.bytes" data-unit="bytes">–</span></dd>
-          <dt>assets</dt><dd data-stat="library.assets">–</dd>
-          <dt>uptime</dt><dd data-stat="uptime_seconds" data-unit="seconds">–</dd>
-        </dl>
-      </div>
-      <h2>This page</h2>
-      <dl>
-        <dt>preheat rows</dt><dd id="page-preheat">–</dd>
-        <dt>prefetch jobs</dt><dd id="page-jobs" title="this page's jobs whose rows are still in the preheat rect">–</dd>
-      </dl>
-      <h3>Thumbnails</h3>
-      <dl class="pairs">
-        <dt>loading</dt><dd id="page-loading">–</dd>
-        <dt>waiting</dt><dd id="page-waiting">–</dd>
-        <dt>aborted</dt><dd id="page-aborted" title="scrolled away while under way: the request was aborted">–</dd>
-        <dt>unsent</dt><dd id="page-unsent" title="scrolled away while waiting: never requested">–</dd>
-        <dt>cells</dt><dd id="page-cells" title="cell elements in the page">–</dd>
-      </dl>
-    </aside>
-    <script>
-    'use strict';
-    """ + placeholderScript + gridScript + preheatScript + statsScript + """
-    </script></body></html>
+    /// The gallery's files as embedded at build, by the name `gallery.html` gives them (each is
+    /// listed in Package.swift's `resources` too; `GalleryFilesTests` checks both against the
+    /// directory).
+    static let files: [String: [UInt8]] = [
+        "gallery.html": PackageResources.gallery_html,
+        "gallery.css": PackageResources.gallery_css,
+        "gallery-placeholder.js": PackageResources.gallery_placeholder_js,
+        "gallery-grid.js": PackageResources.gallery_grid_js,
+        "gallery-preheat.js": PackageResources.gallery_preheat_js,
+        "gallery-stats.js": PackageResources.gallery_stats_js,
+    ]
 
-    """).utf8)
+    /// The page served at `/`, UTF-8: `gallery.html` with its stylesheet and scripts inlined.
+    /// Assembled once, at start (`ThumbService.init` reads it). The files are fixed at build, so
+    /// a failure is a broken build, which `GalleryFilesTests` names; the server still runs and
+    /// answers `/` with a 500 saying why (`ThumbService.galleryResponse`).
+    static let html: Result<[UInt8], AssemblyError> = {
+        let texts = files.mapValues { String(decoding: $0, as: UTF8.self) }
+        return Result { () throws(AssemblyError) in Array(try inlined(texts["gallery.html"] ?? "", files: texts).utf8) }
+    }()
+
+    /// Why a page's files do not make one page.
+    enum AssemblyError: Error, Equatable {
+        /// The page refers to a file that is not among the files.
+        case missing(String)
+        /// The file holds `</style` or `</script` (any case), which would end its inline element
+        /// early (HTML's parsing of raw text elements).
+        case closesItsElement(String)
+        /// The file does not end with a newline (its inline element would start mid-line).
+        case noFinalNewline(String)
+        /// A stylesheet link or an external script that is not alone on its line as
+        /// `<link rel="stylesheet" href="NAME">` or `<script src="NAME"></script>`.
+        case unrecognized(line: String)
+    }
+
+    /// `page` with each line `<link rel="stylesheet" href="NAME">` replaced by a `<style>` holding
+    /// NAME's text, and each run of lines `<script src="NAME"></script>` by one `<script>` holding
+    /// their texts in order: one script, as the gallery's files share their top-level names and
+    /// run in one go, as they did when they were one script. `files` are texts by name.
+    static func inlined(_ page: String, files: [String: String]) throws(AssemblyError) -> String {
+        func text(of name: String, inside element: String) throws(AssemblyError) -> String {
+            guard let text = files[name] else { throw .missing(name) }
+            guard text.hasSuffix("\n") else { throw .noFinalNewline(name) }
+            guard !text.lowercased().contains("</" + element) else { throw .closesItsElement(name) }
+            return text
+        }
+        var lines: [String] = []
+        var script: String?   // the texts of the current run of `<script src>` lines
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let name = reference(in: line, between: #"<script src=""#, and: #""></script>"#) {
+                script = (script ?? "") + (try text(of: name, inside: "script"))
+                continue
+            }
+            if let texts = script {
+                lines.append("<script>\n" + texts + "</script>")
+                script = nil
+            }
+            if let name = reference(in: line, between: #"<link rel="stylesheet" href=""#, and: #"">"#) {
+                lines.append("<style>\n" + (try text(of: name, inside: "style")) + "</style>")
+            } else if line.contains("<script src") || line.contains(#"rel="stylesheet""#) {
+                throw .unrecognized(line: String(line))
+            } else {
+                lines.append(String(line))
+            }
+        }
+        if let texts = script { lines.append("<script>\n" + texts + "</script>") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The file name a line `prefix NAME suffix` refers to, or nil.
+    private static func reference(in line: Substring, between prefix: String, and suffix: String) -> String? {
+        guard line.hasPrefix(prefix), line.hasSuffix(suffix), line.count > prefix.count + suffix.count else { return nil }
+        return String(line.dropFirst(prefix.count).dropLast(suffix.count))
+    }
 }
