@@ -40,6 +40,11 @@ public enum VideoFixtures {
         // see the helper holding the file and kill it mid-decode.
         ("dark-noise.mp4", ["-f", "lavfi", "-i", "nullsrc=s=1920x1080:d=2:r=3,geq=lum='random(1)*20':cb=128:cr=128",
                             "-c:v", "libx264", "-preset", "veryfast", "-qp", "0", "-g", "1", "-pix_fmt", "yuv420p"]),
+        // Non-square pixels (the sample aspect ratio, in the stream and the mp4's pasp box): DVD
+        // NTSC widescreen, 720x480 shown 853x480 (ffprobe's display_aspect_ratio 16:9); and a
+        // square frame stretched to 1920x1080 (SAR 16:9). 1 s each: the first frame is the poster.
+        ("anamorphic.mp4", ["-f", "lavfi", "-i", "testsrc2=size=720x480:rate=25:duration=1,format=yuv420p,setsar=32/27"] + x264),
+        ("square-sar.mp4", ["-f", "lavfi", "-i", "testsrc2=size=1080x1080:rate=25:duration=1,format=yuv420p,setsar=16/9"] + x264),
         // 320x180 landscape with a red box top left; the 90° matrix is set by stream copy below.
         ("landscape.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=3,format=yuv420p,"
                            + "drawbox=x=0:y=0:w=80:h=60:color=red:t=fill"] + x264),
@@ -70,8 +75,9 @@ public enum VideoFixtures {
         // 5.1 reads the tag as counter-clockwise degrees here: `rotate=270` gives the matrix of
         // a phone held upright (av_display_rotation_get -90: shown 90° clockwise, ffprobe
         // `rotation=-90`), `rotate=90` the other way (shown 90° counter-clockwise).
-        for (name, rotate) in [("portrait.mov", "270"), ("portrait-ccw.mov", "90")] {
-            ffmpeg(["-y", "-loglevel", "error", "-i", directory + "/landscape.mp4", "-c", "copy",
+        for (name, source, rotate) in [("portrait.mov", "landscape.mp4", "270"), ("portrait-ccw.mov", "landscape.mp4", "90"),
+                                       ("anamorphic-portrait.mov", "anamorphic.mp4", "270")] {
+            ffmpeg(["-y", "-loglevel", "error", "-i", directory + "/" + source, "-c", "copy",
                     "-metadata:s:v:0", "rotate=" + rotate, directory + "/" + name])
         }
         makeHostile(in: directory)

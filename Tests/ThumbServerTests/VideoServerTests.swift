@@ -68,6 +68,27 @@ import TestSupport
         #expect(again.json["items"] as? NSArray == listing.json["items"] as? NSArray)
     }
 
+    @Test func nonSquarePixelsAreListedAndPosteredAtTheirDisplaySize() throws {
+        // 720x480 at SAR 32:27 is shown 853x480 (720 x 32/27 = 853.3); 1080x1080 at 16:9,
+        // 1920x1080; the anamorphic clip with a phone's matrix, 480x853.
+        let directory = TemporaryDirectory()
+        for name in ["anamorphic.mp4", "square-sar.mp4", "anamorphic-portrait.mov"] {
+            try FileManager.default.copyItem(atPath: VideoFixtures.path(name), toPath: directory.path + "/" + name)
+        }
+        let server = try ServerHarness(library: directory.path, renderer: VideoFixtures.renderer()) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        let listed = items(try server.get("/assets"))
+        for (name, width, height, grid1Width, grid1Height) in [("anamorphic.mp4", 853, 480, 853, 480),
+                                                               ("square-sar.mp4", 1920, 1080, 1179, 663),
+                                                               ("anamorphic-portrait.mov", 480, 853, 480, 853)] {
+            let item = try #require(listed[name])
+            #expect(item["width"] as? Int == width && item["height"] as? Int == height, "\(name)")
+            // Grid 1 (contain in 1179x2358): the listed size, or 1920x1080 x 1179/1920 = 1179x663.2.
+            let poster = try server.get("/thumbnails/1/" + name)
+            #expect(ImageHeader(poster.body) == ImageHeader(format: "jpeg", width: grid1Width, height: grid1Height), "\(name)")
+        }
+    }
+
     @Test func videoThumbnailIsCachedAndTaggedAsAPhotoIs() throws {
         let library = try MixedLibrary()
         let server = try server(library)
