@@ -30,6 +30,9 @@ public enum VideoFixtures {
         // A live stream as a recorder writes it: no duration, no cues (the first keyframe's rule).
         ("live.webm", lavfi(seconds: 4) + ["-c:v", "libvpx", "-deadline", "realtime", "-g", "25", "-b:v", "200k",
                                            "-f", "webm", "-live", "1"]),
+        // One black VP8 frame, as a live recorder writes WebM (no cues): the head of `makeHanging`.
+        ("black.webm", ["-f", "lavfi", "-i", "color=black:size=320x240:rate=25:duration=1", "-c:v", "libvpx",
+                        "-deadline", "realtime", "-g", "25", "-b:v", "200k", "-f", "webm", "-live", "1"]),
         ("vp9.webm", lavfi(seconds: 3) + ["-c:v", "libvpx-vp9", "-g", "25", "-deadline", "realtime", "-b:v", "200k"]),
         ("mpeg4.avi", lavfi(seconds: 3) + ["-c:v", "mpeg4", "-g", "25", "-q:v", "5"]),
         ("hlg.mp4", lavfi(seconds: 3) + ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-x265-params", "keyint=25:log-level=none",
@@ -141,6 +144,18 @@ public enum VideoFixtures {
             }
         }
         write("corrupt.mp4", corrupt)
+    }
+
+    /// Writes at `path` a WebM whose poster decode really hangs: `black.webm` followed by a
+    /// terabyte of holes (sparse: no block is written). Its header reads at once (it ends at the
+    /// first cluster); the black frame sends the frame rule on to the next keyframe, and
+    /// Matroska's resync then reads the zeros byte by byte without ever consulting libav's
+    /// interrupt callback (`ffmpeg -i` itself spins on it, deaf to SIGTERM), a core busy until
+    /// the helper is killed.
+    public static func makeHanging(at path: String) {
+        let bytes = FileManager.default.contents(atPath: self.path("black.webm"))!
+        precondition(FileManager.default.createFile(atPath: path, contents: bytes))
+        precondition(truncate(path, 1 << 40) == 0, "cannot make \(path) sparse to 1 TiB")
     }
 
     /// The built `thumbd` beside the test runner (`.build/<configuration>/`), run as the video
