@@ -138,6 +138,24 @@ cvideo_rotation(const AVStream *stream)
     return (int) ((quarter + 4) % 4) * 90;
 }
 
+/* The width `stream` is shown at: its stored width times the sample aspect ratio (the
+ * container's, else the bitstream's), rounded to the nearest px, the height kept (as players
+ * and ffprobe's display_aspect_ratio have it). A ratio unset, 1:1 or outside 1:8...8:1 (a
+ * corrupt or hostile value that would widen the frame beyond reason) leaves the width. */
+static int
+cvideo_display_width(AVFormatContext *format, AVStream *stream)
+{
+    AVRational sar = av_guess_sample_aspect_ratio(format, stream, NULL);
+    int width = stream->codecpar->width;
+    int64_t shown;
+
+    if (sar.num <= 0 || sar.den <= 0 || sar.num == sar.den ||
+        (int64_t) sar.num > (int64_t) sar.den * 8 || (int64_t) sar.den > (int64_t) sar.num * 8)
+        return width;
+    shown = ((int64_t) width * sar.num * 2 + sar.den) / ((int64_t) sar.den * 2);
+    return shown > 0 && shown <= 65535 ? (int) shown : width;
+}
+
 static void
 cvideo_copy_tag(AVDictionary *metadata, const char *key, char *out, size_t size)
 {
@@ -205,6 +223,7 @@ cvideo_input_open(cvideo_input *input, int fd, const cvideo_limits *limits,
 
     header->width = stream->codecpar->width;
     header->height = stream->codecpar->height;
+    header->display_width = cvideo_display_width(input->format, stream);
     header->rotation = cvideo_rotation(stream);
     header->duration_ms = -1;
     if (input->format->duration != AV_NOPTS_VALUE && input->format->duration > 0)
@@ -218,12 +237,16 @@ cvideo_input_open(cvideo_input *input, int fd, const cvideo_limits *limits,
     cvideo_copy_tag(input->format->metadata, "creation_time", header->creation_time, sizeof header->creation_time);
     cvideo_copy_tag(stream->metadata, "creation_time", header->creation_time, sizeof header->creation_time);
 
-    if (limits->max_pixels > 0 && (int64_t) header->width * header->height > limits->max_pixels) {
-        char what[160];
+    /* The poster is made at the display width: its pixels are judged as well as the stored ones. */
+    if (limits->max_pixels > 0 &&
+        (int64_t) (header->width > header->display_width ? header->width : header->display_width) * header->height
+            > limits->max_pixels) {
+        char what[200];
+        int widest = header->width > header->display_width ? header->width : header->display_width;
 
-        snprintf(what, sizeof what, "the video is %dx%d px (%lld pixels), over the limit of %lld pixels",
-                 header->width, header->height, (long long) header->width * header->height,
-                 (long long) limits->max_pixels);
+        snprintf(what, sizeof what, "the video is %dx%d px (%lld pixels, shown %dx%d), over the limit of %lld pixels",
+                 header->width, header->height, (long long) widest * header->height,
+                 header->display_width, header->height, (long long) limits->max_pixels);
         cvideo_input_close(input);
         return cvideo_fail(failure, CVIDEO_TOO_LARGE, what, 0);
     }

@@ -13,6 +13,8 @@
  *     keyframe, at most CVIDEO_CANDIDATES keyframes in all; when every one is dark or flat,
  *     the first is kept.
  * Only keyframes are decoded (each decodes alone), so the decoder never works through a GOP.
+ * The frame is stretched to its display width (the sample aspect ratio: cvideo_header's
+ * display_width), as players show it; rotation is left to the renderer.
  * An HDR frame (HLG, PQ) is tone-mapped to SDR first (cvideo_tonemap.c).
  */
 #include <stdlib.h>
@@ -49,13 +51,28 @@ cvideo_coefficients(const AVFrame *frame)
     return sws_getCoefficients(space);
 }
 
-/* `frame` as packed RGB, rows of exactly width * 3 bytes. 0, or -1 with `failure` filled. */
+/* The width `frame` is shown at: the header's sample aspect ratio (display_width / width)
+ * applied to the frame's own width (the bitstream's size may differ from the container's),
+ * rounded to the nearest px, at least 1. */
 static int
-cvideo_to_rgb(const AVFrame *frame, cvideo_frame *out, cvideo_failure *failure)
+cvideo_shown_width(const AVFrame *frame, const cvideo_header *header)
+{
+    int64_t shown;
+
+    if (header->display_width == header->width || header->width <= 0)
+        return frame->width;
+    shown = ((int64_t) frame->width * header->display_width * 2 + header->width) / ((int64_t) header->width * 2);
+    return shown < 1 ? 1 : shown > 65535 ? frame->width : (int) shown;
+}
+
+/* `frame` as packed RGB `width` px wide (its own width, or the display width: swscale
+ * stretches it), rows of exactly width * 3 bytes. 0, or -1 with `failure` filled. */
+static int
+cvideo_to_rgb(const AVFrame *frame, int width, cvideo_frame *out, cvideo_failure *failure)
 {
     struct SwsContext *scale;
-    int stride = FFALIGN(frame->width * 3, 64);
-    size_t packed = (size_t) frame->width * 3;
+    int stride = FFALIGN(width * 3, 64);
+    size_t packed = (size_t) width * 3;
     unsigned char *pixels;
     uint8_t *planes[4] = { NULL };
     int strides[4] = { stride, 0, 0, 0 };
@@ -64,7 +81,7 @@ cvideo_to_rgb(const AVFrame *frame, cvideo_frame *out, cvideo_failure *failure)
     /* swscale writes rows padded to its alignment; the padding is squeezed out after. */
     if (!(pixels = malloc((size_t) stride * (size_t) frame->height + 64)))
         return cvideo_fail(failure, CVIDEO_INTERNAL, "out of memory for the poster frame", 0);
-    scale = sws_getContext(frame->width, frame->height, frame->format, frame->width, frame->height,
+    scale = sws_getContext(frame->width, frame->height, frame->format, width, frame->height,
                            AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
     if (!scale) {
         free(pixels);
@@ -85,7 +102,7 @@ cvideo_to_rgb(const AVFrame *frame, cvideo_frame *out, cvideo_failure *failure)
 
     out->pixels = pixels;
     out->length = packed * (size_t) frame->height;
-    out->width = frame->width;
+    out->width = width;
     out->height = frame->height;
     return 0;
 }
@@ -213,7 +230,8 @@ cvideo_poster(int fd, const cvideo_limits *limits, cvideo_frame *out, cvideo_fai
             continue;
         }
         error = cvideo_decode_key(decoder, packet, frame);
-        if (error >= 0 && limits->max_pixels > 0 && (int64_t) frame->width * frame->height > limits->max_pixels)
+        if (error >= 0 && limits->max_pixels > 0 &&
+            (int64_t) FFMAX(frame->width, cvideo_shown_width(frame, &header)) * frame->height > limits->max_pixels)
             error = AVERROR_INVALIDDATA;
         if (error < 0) {
             av_packet_unref(packet);
@@ -238,7 +256,7 @@ cvideo_poster(int fd, const cvideo_limits *limits, cvideo_frame *out, cvideo_fai
             av_frame_move_ref(frame, mapped);
             av_frame_free(&mapped);
         }
-        if (cvideo_to_rgb(frame, &candidate, failure)) {
+        if (cvideo_to_rgb(frame, cvideo_shown_width(frame, &header), &candidate, failure)) {
             av_packet_unref(packet);
             av_frame_unref(frame);
             goto done;

@@ -165,8 +165,9 @@ import TestSupport
         #expect(kill(helper, SIGSTOP) == 0)
         let outcome = failure("h264.mp4", renderer: renderer)
         #expect(outcome.kind == .decodeTimeout)
-        // The parent waits the deadline and 2 s more (300 ms + 2 s), then kills the helper.
-        #expect(outcome.seconds >= 2.2 && outcome.seconds < 10)
+        // The parent waits the deadline (300 ms), no more, then kills the helper: its slot is
+        // free well before the 2 s more it used to wait.
+        #expect(outcome.seconds >= 0.3 && outcome.seconds < 2)
         #expect(kill(helper, 0) != 0)   // gone, and reaped
         _ = try renderer.render(RenderRequest(sourcePath: VideoFixtures.path("short.mp4"), spec: .grid("5")))
         #expect(posters.statistics.hangs == 1 && posters.statistics.helpersStarted == 2)

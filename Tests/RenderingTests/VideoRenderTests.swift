@@ -72,6 +72,34 @@ import TestSupport
         #expect(try VipsCLI.meanAbsoluteDifference(VipsCLI.flip(thumbnail.bytes, "vertical"), reference) > 20)
     }
 
+    @Test(arguments: [("anamorphic.mp4", (720, 480), (853, 480), (853, 480)),
+                      ("square-sar.mp4", (1080, 1080), (1920, 1080), (1179, 663)),
+                      ("anamorphic-portrait.mov", (720, 480), (480, 853), (480, 853))])
+    func nonSquarePixelsAreShownAtTheirDisplayAspect(name: String, stored: (width: Int, height: Int),
+                                                     shown: (width: Int, height: Int), grid1: (width: Int, height: Int)) throws {
+        // The width times the sample aspect ratio, the height kept (ffprobe's display_aspect_ratio):
+        // 720 x 32/27 = 853.3 → 853 (16:9); 1080 x 16/9 = 1920; the phone's matrix then swaps the sides.
+        let info = try renderer.probe(path: VideoFixtures.path(name))
+        #expect(info.width == stored.width && info.height == stored.height)
+        #expect(info.displayWidth == shown.width && info.displayHeight == shown.height)
+        // Grid 1 (contain in 1179x2358, never enlarging): the whole displayed frame, or
+        // 1920x1080 scaled by 1179/1920: 1179 x 663.2 → 1179x663.
+        let poster = try render(name, format: .png)
+        #expect(poster.width == grid1.width && poster.height == grid1.height)
+        #expect(try VipsCLI.header(ofEncoded: poster.bytes).width == grid1.width)
+    }
+
+    @Test func anamorphicPosterIsStretchedAsFFmpegScalesIt() throws {
+        // The poster's pixels are the frame widened to 853 (not padded, not cropped): against the
+        // ffmpeg CLI's own decode of the first frame scaled to its display size.
+        let poster = try render("anamorphic.mp4", format: .png)
+        let reference = VideoFixtures.referenceFrame("anamorphic.mp4", second: 0, filters: "scale=853:480,setsar=1")
+        #expect(try VipsCLI.meanAbsoluteDifference(poster.bytes, reference) < 3)
+        // The stored 720 columns, squeezed back, are far from it (the test can fail).
+        let unstretched = VideoFixtures.referenceFrame("anamorphic.mp4", second: 0, filters: "pad=853:480:0:0,setsar=1")
+        #expect(try VipsCLI.meanAbsoluteDifference(poster.bytes, unstretched) > 20)
+    }
+
     @Test func hdrPosterIsToneMappedAsFFmpegsRecipeDoes() throws {
         // hlg.mp4 is 10-bit HEVC tagged BT.2020 HLG. Its poster (PNG: no JPEG noise) matches the
         // ffmpeg CLI's zscale + tonemap (Hable) recipe on the same keyframe, and is far from the

@@ -30,6 +30,9 @@ public enum VideoFixtures {
         // A live stream as a recorder writes it: no duration, no cues (the first keyframe's rule).
         ("live.webm", lavfi(seconds: 4) + ["-c:v", "libvpx", "-deadline", "realtime", "-g", "25", "-b:v", "200k",
                                            "-f", "webm", "-live", "1"]),
+        // One black VP8 frame, as a live recorder writes WebM (no cues): the head of `makeHanging`.
+        ("black.webm", ["-f", "lavfi", "-i", "color=black:size=320x240:rate=25:duration=1", "-c:v", "libvpx",
+                        "-deadline", "realtime", "-g", "25", "-b:v", "200k", "-f", "webm", "-live", "1"]),
         ("vp9.webm", lavfi(seconds: 3) + ["-c:v", "libvpx-vp9", "-g", "25", "-deadline", "realtime", "-b:v", "200k"]),
         ("mpeg4.avi", lavfi(seconds: 3) + ["-c:v", "mpeg4", "-g", "25", "-q:v", "5"]),
         ("hlg.mp4", lavfi(seconds: 3) + ["-c:v", "libx265", "-pix_fmt", "yuv420p10le", "-x265-params", "keyint=25:log-level=none",
@@ -40,6 +43,11 @@ public enum VideoFixtures {
         // see the helper holding the file and kill it mid-decode.
         ("dark-noise.mp4", ["-f", "lavfi", "-i", "nullsrc=s=1920x1080:d=2:r=3,geq=lum='random(1)*20':cb=128:cr=128",
                             "-c:v", "libx264", "-preset", "veryfast", "-qp", "0", "-g", "1", "-pix_fmt", "yuv420p"]),
+        // Non-square pixels (the sample aspect ratio, in the stream and the mp4's pasp box): DVD
+        // NTSC widescreen, 720x480 shown 853x480 (ffprobe's display_aspect_ratio 16:9); and a
+        // square frame stretched to 1920x1080 (SAR 16:9). 1 s each: the first frame is the poster.
+        ("anamorphic.mp4", ["-f", "lavfi", "-i", "testsrc2=size=720x480:rate=25:duration=1,format=yuv420p,setsar=32/27"] + x264),
+        ("square-sar.mp4", ["-f", "lavfi", "-i", "testsrc2=size=1080x1080:rate=25:duration=1,format=yuv420p,setsar=16/9"] + x264),
         // 320x180 landscape with a red box top left; the 90° matrix is set by stream copy below.
         ("landscape.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25:duration=3,format=yuv420p,"
                            + "drawbox=x=0:y=0:w=80:h=60:color=red:t=fill"] + x264),
@@ -70,8 +78,9 @@ public enum VideoFixtures {
         // 5.1 reads the tag as counter-clockwise degrees here: `rotate=270` gives the matrix of
         // a phone held upright (av_display_rotation_get -90: shown 90° clockwise, ffprobe
         // `rotation=-90`), `rotate=90` the other way (shown 90° counter-clockwise).
-        for (name, rotate) in [("portrait.mov", "270"), ("portrait-ccw.mov", "90")] {
-            ffmpeg(["-y", "-loglevel", "error", "-i", directory + "/landscape.mp4", "-c", "copy",
+        for (name, source, rotate) in [("portrait.mov", "landscape.mp4", "270"), ("portrait-ccw.mov", "landscape.mp4", "90"),
+                                       ("anamorphic-portrait.mov", "anamorphic.mp4", "270")] {
+            ffmpeg(["-y", "-loglevel", "error", "-i", directory + "/" + source, "-c", "copy",
                     "-metadata:s:v:0", "rotate=" + rotate, directory + "/" + name])
         }
         makeHostile(in: directory)
@@ -135,6 +144,18 @@ public enum VideoFixtures {
             }
         }
         write("corrupt.mp4", corrupt)
+    }
+
+    /// Writes at `path` a WebM whose poster decode really hangs: `black.webm` followed by a
+    /// terabyte of holes (sparse: no block is written). Its header reads at once (it ends at the
+    /// first cluster); the black frame sends the frame rule on to the next keyframe, and
+    /// Matroska's resync then reads the zeros byte by byte without ever consulting libav's
+    /// interrupt callback (`ffmpeg -i` itself spins on it, deaf to SIGTERM), a core busy until
+    /// the helper is killed.
+    public static func makeHanging(at path: String) {
+        let bytes = FileManager.default.contents(atPath: self.path("black.webm"))!
+        precondition(FileManager.default.createFile(atPath: path, contents: bytes))
+        precondition(truncate(path, 1 << 40) == 0, "cannot make \(path) sparse to 1 TiB")
     }
 
     /// The built `thumbd` beside the test runner (`.build/<configuration>/`), run as the video

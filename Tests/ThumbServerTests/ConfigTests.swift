@@ -237,6 +237,18 @@ import Thumbnails
         }
     }
 
+    @Test func aVideoDecodeHasItsOwnDeadline() throws {
+        // 5 s by default, whatever render_timeout_seconds says; the flag, rounded to the ms.
+        #expect(Config().videoPosters()?.configuration.timeoutMilliseconds == 5000)
+        let config = try load(["--library", "/p", "--render-timeout-seconds", "60", "--video-decode-timeout-seconds", "0.25"])
+        #expect(config.videoDecodeTimeoutSeconds == 0.25)
+        #expect(config.videoPosters()?.configuration.timeoutMilliseconds == 250)
+        // No 0 (none): a decode that hangs would hold its helper for good.
+        #expect { try ConfigLoader.load(arguments: ["--library", "/p", "--video-decode-timeout-seconds", "0"], environment: [:]) } throws: { error in
+            (error as? ConfigError)?.description.contains("from 0.1 to 600.0 for video_decode_timeout_seconds") == true
+        }
+    }
+
     @Test func anOutOfRangeNumberSaysTheRange() {
         #expect { try ConfigLoader.load(arguments: ["--library", "/p", "--port", "70000"], environment: [:]) } throws: { error in
             (error as? ConfigError)?.description.contains("--port 70000 is not a valid integer from 0 to 65535 for port") == true

@@ -1,4 +1,7 @@
+import Dispatch
 import Foundation
+import Rendering
+import Synchronization
 import Testing
 import TestSupport
 @testable import ThumbServer
@@ -66,6 +69,91 @@ import TestSupport
         try server.restart()
         let again = try server.get("/assets?sort=oldest")
         #expect(again.json["items"] as? NSArray == listing.json["items"] as? NSArray)
+    }
+
+    @Test func nonSquarePixelsAreListedAndPosteredAtTheirDisplaySize() throws {
+        // 720x480 at SAR 32:27 is shown 853x480 (720 x 32/27 = 853.3); 1080x1080 at 16:9,
+        // 1920x1080; the anamorphic clip with a phone's matrix, 480x853.
+        let directory = TemporaryDirectory()
+        for name in ["anamorphic.mp4", "square-sar.mp4", "anamorphic-portrait.mov"] {
+            try FileManager.default.copyItem(atPath: VideoFixtures.path(name), toPath: directory.path + "/" + name)
+        }
+        let server = try ServerHarness(library: directory.path, renderer: VideoFixtures.renderer()) { $0.indexRescanSeconds = 3600 }
+        server.waitForInitialScan()
+        let listed = items(try server.get("/assets"))
+        for (name, width, height, grid1Width, grid1Height) in [("anamorphic.mp4", 853, 480, 853, 480),
+                                                               ("square-sar.mp4", 1920, 1080, 1179, 663),
+                                                               ("anamorphic-portrait.mov", 480, 853, 480, 853)] {
+            let item = try #require(listed[name])
+            #expect(item["width"] as? Int == width && item["height"] as? Int == height, "\(name)")
+            // Grid 1 (contain in 1179x2358): the listed size, or 1920x1080 x 1179/1920 = 1179x663.2.
+            let poster = try server.get("/thumbnails/1/" + name)
+            #expect(ImageHeader(poster.body) == ImageHeader(format: "jpeg", width: grid1Width, height: grid1Height), "\(name)")
+        }
+    }
+
+    /// Two files whose decode hangs (`VideoFixtures.makeHanging`), asked for again and again,
+    /// take both helpers each time; with `video_decode_timeout_seconds` at 1 s each hang is
+    /// killed at 1 s and answered 503 `render_timeout`, its slot freed, so 20 good posters asked
+    /// for meanwhile are all served. Before the video deadline of its own, a hang held its slot
+    /// for `render_timeout_seconds` + 2 s (12 s here), and the good ones got 503 after 10 s.
+    @Test func hungDecodesFreeTheirHelpersAtTheVideoDeadline() throws {
+        let directory = TemporaryDirectory()
+        let hanging = ["hang-1.webm", "hang-2.webm"]
+        for name in hanging { VideoFixtures.makeHanging(at: directory.path + "/" + name) }
+        for i in 0..<20 { try FileManager.default.copyItem(atPath: VideoFixtures.path("short.mp4"), toPath: directory.path + "/good-\(i).mp4") }
+        let configure: (inout Config) -> Void = { config in
+            config.videoDecodeTimeoutSeconds = 1
+            config.renderTimeoutSeconds = 10
+            config.thumbhashBackfill = false   // only the test's requests decode: exact counts
+            config.indexRescanSeconds = 3600
+        }
+        var config = Config()
+        configure(&config)
+        // The helpers as `Thumbd` makes them from the config (`video_decoders` 2 by default).
+        let posters = try #require(config.videoPosters(executable: VideoFixtures.helperExecutable))
+        let server = try ServerHarness(library: directory.path, renderer: Renderer(videoPosters: posters), configure: configure)
+
+        let stop = Atomic(false)
+        let hangAnswers = Mutex<[(status: Int, code: String?, seconds: Double)]>([])
+        let hangLoops = DispatchGroup()
+        for name in hanging {
+            DispatchQueue.global().async(group: hangLoops) {
+                while !stop.load(ordering: .relaxed) {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    let response = try? server.get("/thumbnails/3/" + name)
+                    let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                    hangAnswers.withLock { $0.append((response?.status ?? 0, response?.json["error"] as? String, seconds)) }
+                }
+            }
+        }
+        // Both helpers are on the hanging files before the first good poster is asked for.
+        #expect(eventually { posters.busyHelpers.count == 2 })
+        let goodAnswers = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { lane in
+            for i in stride(from: lane, to: 20, by: 4) {
+                let status = (try? server.get("/thumbnails/3/good-\(i).mp4"))?.status ?? 0
+                goodAnswers.withLock { $0.append(status) }
+            }
+        }
+        stop.store(true, ordering: .relaxed)
+        hangLoops.wait()
+
+        #expect(goodAnswers.withLock { $0 } == Array(repeating: 200, count: 20))
+        let answers = hangAnswers.withLock { $0 }
+        #expect(answers.count >= 4)   // each file at least twice: the loop went on
+        for answer in answers {
+            #expect(answer.status == 503 && answer.code == "render_timeout")
+            // The 1 s deadline, and a wait for a render worker: far from the client's 10 s.
+            #expect(answer.seconds >= 1 && answer.seconds < 6, "\(answer.seconds) s")
+        }
+        let video = try #require(try server.stats()["video"] as? [String: Any])
+        #expect(video["hangs"] as? Int == answers.count && video["failed"] as? Int == answers.count)
+        #expect(video["decoded"] as? Int == 20 && video["crashes"] as? Int == 0 && video["in_flight"] as? Int == 0)
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains("\nthumbd_video_helper_faults_total{kind=\"hang\"} \(answers.count)\n"))
+        // Killed and reaped: only live helpers are left, idle.
+        #expect(posters.busyHelpers.isEmpty && posters.idleHelpers.allSatisfy { kill($0, 0) == 0 })
     }
 
     @Test func videoThumbnailIsCachedAndTaggedAsAPhotoIs() throws {

@@ -43,7 +43,8 @@ typedef struct {
 
 /* Limits of one job. */
 typedef struct {
-    int64_t max_pixels;    /* width x height of the stream header, px; 0: no limit */
+    int64_t max_pixels;    /* width x height of the stream header, px, the stored size's and the
+                              displayed one's (display_width x height) alike; 0: no limit */
     int timeout_ms;        /* the whole job's deadline, ms (libav's interrupt callback) */
 } cvideo_limits;
 
@@ -51,6 +52,11 @@ typedef struct {
 typedef struct {
     int width;             /* coded size of the video stream as stored, px */
     int height;
+    int display_width;     /* width as players show it, px: width x the sample aspect ratio
+                              (the container's, else the bitstream's: av_guess_sample_aspect_ratio),
+                              rounded, as ffprobe's display_aspect_ratio implies; the height is
+                              kept. `width` when the ratio is unset, 1:1, or outside 1:8...8:1 (taken
+                              for corrupt). Before rotation, as width and height */
     int rotation;          /* clockwise degrees to display it: 0, 90, 180 or 270 (from the
                               display matrix, whose av_display_rotation_get angle is
                               counter-clockwise) */
@@ -63,7 +69,8 @@ typedef struct {
 } cvideo_header;
 
 /* A decoded poster frame: packed RGB, 3 bytes a px, rows of exactly width * 3 bytes
- * (alignment 1), as stored (rotation not applied). `pixels` is malloc'ed: cvideo_frame_free. */
+ * (alignment 1), scaled to the display width (cvideo_header.display_width: the sample aspect
+ * ratio applied) but not rotated. `pixels` is malloc'ed: cvideo_frame_free. */
 typedef struct {
     unsigned char *pixels;
     size_t length;         /* bytes: width * height * 3 */

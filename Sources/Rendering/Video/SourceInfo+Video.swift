@@ -12,8 +12,10 @@ extension SourceInfo {
         }
     }
 
-    /// From the shim's container header: the stored size and the display rotation (as the
-    /// orientation that applies it), the duration, and the creation time as EXIF-style text
+    /// From the shim's container header: the stored size, the displayed size (the sample aspect
+    /// ratio applied to the width, the height kept: 720x480 at 32:27 is shown 853x480; then the
+    /// display rotation, as the orientation that applies it, swaps the sides), the duration,
+    /// and the creation time as EXIF-style text
     /// (`dateTimeOriginal`, `offsetTimeOriginal`) so the listing reads it as a photo's:
     /// QuickTime's `com.apple.quicktime.creationdate` with its own offset, else
     /// `creation_time` as UTC.
@@ -29,6 +31,11 @@ extension SourceInfo {
                   dateTimeOriginal: taken?.dateTime, offsetTimeOriginal: taken?.offset,
                   needsColourTransform: false)
         durationMilliseconds = header.duration_ms >= 0 ? Int(header.duration_ms) : 0
+        // Anamorphic: stretched before it is turned (the poster frame is too, in the helper).
+        let shownWidth = Int(header.display_width)
+        if shownWidth > 0 && shownWidth != width {
+            if orientation >= 5 { displayHeight = shownWidth } else { displayWidth = shownWidth }
+        }
     }
 
     /// An ISO 8601 container date ("2024-05-01T12:30:00+0900", "2024-05-01T03:30:00.000000Z")

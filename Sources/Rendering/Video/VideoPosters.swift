@@ -8,7 +8,8 @@ import Glibc
 /// Decodes videos' poster frames in helper processes that it starts and keeps (README
 /// "Videos"): at most `decoders` at once, one request at a time each. A helper that dies during
 /// a decode (a codec crash) costs that one render, `.unsupportedSource`; one that gives no
-/// answer within the deadline is killed, `.decodeTimeout`; either way the next decode starts a
+/// answer within the deadline (`Configuration.timeoutMilliseconds`) is killed then,
+/// `.decodeTimeout`, and its slot goes to the next video; either way the next decode starts a
 /// fresh helper. Thread-safe: idle helpers and counters sit behind one `Mutex`; a semaphore
 /// bounds the decodes under way.
 public final class VideoPosters: Sendable {
@@ -22,13 +23,15 @@ public final class VideoPosters: Sendable {
         /// Helper processes, and so decodes at once, at most: `2` by default. A 4K HEVC poster
         /// takes about 0.5 s and 400 MB in its helper.
         public var decoders: Int
-        /// One decode's deadline inside the helper (libav's interrupt callback), ms: `10_000`
-        /// by default. The parent waits 2 s longer, then kills the helper.
+        /// One decode's deadline, ms, at least 1: `5_000` by default (`video_decode_timeout_seconds`).
+        /// Inside the helper libav's interrupt callback ends a read that passes it; the parent
+        /// waits exactly as long for the answer, then kills the helper (a decoder stuck in a loop
+        /// never consults the callback), so a hung decode holds its slot no longer than this.
         public var timeoutMilliseconds: Int
 
         /// A configuration; each parameter is the field of the same name.
         public init(executable: String = "/proc/self/exe", argument: String = VideoHelper.argument,
-                    decoders: Int = 2, timeoutMilliseconds: Int = 10_000) {
+                    decoders: Int = 2, timeoutMilliseconds: Int = 5_000) {
             self.executable = executable
             self.argument = argument
             self.decoders = max(1, decoders)
@@ -102,7 +105,7 @@ public final class VideoPosters: Sendable {
         var frame = cvideo_frame()
         var failure = cvideo_failure()
         let result = cvideo_helper_request(helper.socket, descriptor, &limits,
-                                           Int32(clamping: configuration.timeoutMilliseconds + 2000), &frame, &failure)
+                                           Int32(clamping: configuration.timeoutMilliseconds), &frame, &failure)
         let lost = result == -2
         // A helper that went away during the decode: how it ended tells a crash (a signal the
         // decoder raised, SIGSEGV, SIGABRT...: the file's doing) from SIGKILL or SIGTERM from

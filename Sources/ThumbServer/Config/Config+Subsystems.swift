@@ -18,12 +18,11 @@ extension Config {
     }
 
     /// Where videos' poster frames are decoded: `video_decoders` helpers, each decode under
-    /// `render_timeout_seconds` (30 s when that is 0); nil when `video_decoders` is 0.
+    /// `video_decode_timeout_seconds` (rounded to the ms); nil when `video_decoders` is 0.
     func videoPosters(executable: String = "/proc/self/exe") -> VideoPosters? {
         guard videoDecoders > 0 else { return nil }
-        let seconds = renderTimeoutSeconds > 0 ? renderTimeoutSeconds : 30
         return VideoPosters(configuration: .init(executable: executable, decoders: videoDecoders,
-                                                 timeoutMilliseconds: Int(seconds * 1000)))
+                                                 timeoutMilliseconds: Int((videoDecodeTimeoutSeconds * 1000).rounded())))
     }
 
     /// The routes' settings; `descriptors` is reported in `/stats`.

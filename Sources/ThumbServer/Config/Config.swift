@@ -30,6 +30,14 @@ public struct Config: Sendable, Equatable {
     /// "Videos"); 0 = videos are listed but not decoded (415). A 4K HEVC poster takes about
     /// 400 MB in its helper. `2` by default.
     public var videoDecoders = 2
+    /// Seconds one video's poster decode may take (`video_decode_timeout_seconds`; README
+    /// "Videos"): then its helper process is killed, its decoder slot freed for the next video,
+    /// and the request answered `503 render_timeout` (counted in `/stats` `video.hangs`, not held
+    /// against the file). Its own deadline, shorter than `render_timeout_seconds`, so that a
+    /// decode that hangs holds one of the `video_decoders` slots seconds, not the client's whole
+    /// wait. No 0 (none): a hung decoder would hold its slot for good. 0.1 to 600; `5` by default
+    /// (a 4K HDR HEVC poster takes about 1 s on a loaded 2-core machine).
+    public var videoDecodeTimeoutSeconds = 5.0
     /// When set, `POST`/`DELETE /prefetch`, `/stats` and `/metrics` need
     /// `Authorization: Bearer <admin_token>` (`admin_token`). Empty (open) by default.
     public var adminToken = ""
