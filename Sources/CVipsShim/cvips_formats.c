@@ -61,8 +61,10 @@ cvips_formats_revision(void)
 {
     /* 1: the list above with TGA (before it, every loader libvips had was read); 2: without TGA;
      * 3: videos too (MP4, MOV, M4V, WebM, AVI through FFmpeg: Rendering's VideoFormats), so
-     * that such files an earlier list decided were not images are read again. */
-    return 3;
+     * that such files an earlier list decided were not images are read again; 4: what a video's
+     * header decides changed (its size as displayed with non-square pixels, a container date
+     * of an unset clock taken for none), so every header is read again once. */
+    return 4;
 }
 
 void

@@ -52,10 +52,12 @@ extension ThumbService {
         guard index.isComplete else { return APIError.indexBuilding.response }
         let page = index.page(order: order, from: start, limit: limit, in: client.scope)
         let next = page.hasMore ? page.items.last.map { "\"" + ListingCursor(order: order, key: $0.listingKey).token + "\"" } : nil
-        // Per grid: its JSON key, its URL prefix and its version seed, worked out once per page.
+        // Per grid: its JSON key, its URL prefix and its version seeds (a photo's, a video
+        // poster's), worked out once per page.
         let grids = configuration.grids.map { spec in
             (key: JSON.quote(spec.name), name: Array(spec.name.utf8), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
-             version: ThumbnailVersion(spec: spec, quality: configuration.quality))
+             photo: ThumbnailVersion(spec: spec, quality: configuration.quality),
+             poster: ThumbnailVersion(spec: spec, quality: configuration.quality, videoPoster: true))
         }
         let signing = configuration.signing
         let signer = signing.keys.first.map {
@@ -80,9 +82,11 @@ extension ThumbService {
             // The index's size and mtime are the identity a GET resolves while the file is unchanged.
             let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
             let signedPath = signer.map { _ in URLSigning.canonicalPath(item.path.segments.map { Array($0) }) }
+            // Judged by the path, as the cache key is (`CacheKey`): the two must agree.
+            let poster = VideoFormats.isVideo(item.path)
             for (g, grid) in grids.enumerated() {
                 if g > 0 { body += "," }
-                body += grid.key + ":" + grid.prefix + path + "?v=" + grid.version.token(for: source)
+                body += grid.key + ":" + grid.prefix + path + "?v=" + (poster ? grid.poster : grid.photo).token(for: source)
                 if let signer, let signedPath {
                     body += "&" + URLSigning.query(key: signer.key, grid: grid.name, path: signedPath, expires: signer.expires)
                 }

@@ -56,7 +56,7 @@ public final class CacheKey: Sendable, Hashable {
         self.assetPath = asset
         self.source = source
         self.format = format
-        rendition = Rendition(spec: spec, quality: quality)
+        rendition = Rendition(spec: spec, quality: quality, videoPoster: VideoFormats.isVideo(asset))
         // `|` cannot be confused: the path is last and every field before it is fixed-form. A
         // path that is not UTF-8 is written as NUL and its bytes percent-encoded: no path
         // contains NUL, so it cannot be mistaken for a UTF-8 name.

@@ -17,8 +17,9 @@ public struct ThumbnailVersion: Sendable {
         seed = Array(rendition.tokenText.utf8).withUnsafeBytes { XXH3_64bits($0.baseAddress, $0.count) }
     }
 
-    public init(spec: GridSpec, quality: Int) {
-        self.init(Rendition(spec: spec, quality: quality))
+    /// `videoPoster`: the tokens of videos' posters (`Rendition.videoPoster`); false by default.
+    public init(spec: GridSpec, quality: Int, videoPoster: Bool = false) {
+        self.init(Rendition(spec: spec, quality: quality, videoPoster: videoPoster))
     }
 
     /// The token of a thumbnail of `source` under this spec and quality.
