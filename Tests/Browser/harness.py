@@ -7,6 +7,7 @@ chromedriver and Chromium's DevTools endpoint. Only Debian's chromium and chromi
 used: nothing is downloaded at run time.
 """
 
+import hashlib
 import json
 import os
 import random
@@ -73,7 +74,9 @@ class Server:
     """thumbd on a temporary library filled by `fill(library_path)`, with a fresh cache directory
     and an access log; `arguments` are more flags."""
 
-    def __init__(self, binary, fill, arguments=()):
+    def __init__(self, binary, fill, arguments=(), client_key=None):
+        """`client_key`: the server has `client_keys` with this one key (config file only), and
+        this harness's own requests carry it."""
         self.dir = tempfile.mkdtemp(prefix="thumbd-browser-")
         self.library = os.path.join(self.dir, "library")
         os.mkdir(self.library)
@@ -81,6 +84,12 @@ class Server:
         self.token = None
         if "--admin-token" in arguments:
             self.token = arguments[list(arguments).index("--admin-token") + 1]
+        if client_key is not None:
+            config = os.path.join(self.dir, "thumbd.json")
+            with open(config, "w") as f:
+                json.dump({"client_keys": [{"id": "app", "sha256": hashlib.sha256(client_key.encode()).hexdigest()}]}, f)
+            arguments = list(arguments) + ["--config", config]
+            self.token = client_key
         self.log_path = os.path.join(self.dir, "access.log")
         self.log = open(self.log_path, "w")
         for attempt in range(5):   # another program may take the port between the probe and the bind
@@ -130,7 +139,7 @@ class Server:
 
     def listing(self, sort="newest", offset=0, limit=100):
         """One /assets page ({} while the index is being built)."""
-        status, _, data = self.request("GET", "/assets?sort=%s&offset=%d&limit=%d" % (sort, offset, limit))
+        status, _, data = self.request("GET", "/assets?sort=%s&offset=%d&limit=%d" % (sort, offset, limit), token=self.token)
         return json.loads(data) if status == 200 else {}
 
     def assets(self):

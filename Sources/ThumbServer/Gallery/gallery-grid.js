@@ -13,8 +13,11 @@
 'use strict';
 
 const api = {
-  /** The admin_token typed into the panel (kept in memory only), for /prefetch and /stats. */
+  /** The key typed into the panel (kept in memory only): the admin_token, for /prefetch and
+   *  /stats, or with client_keys a client key, for the listing and /prefetch. */
   token: '',
+  /** Whether the listing's last answer was 401 (client_keys): the key field stays shown. */
+  listingNeedsKey: false,
   /** This page's own id (`Thumbd-Client-Id`): its `DELETE /prefetch` stops its own jobs, not
    *  those of another tab or phone. */
   client: 'gallery-' + Math.random().toString(36).slice(2, 12),
@@ -94,8 +97,15 @@ async function loadPage(n) {
   const current = () => pages.get(n) === token;
   try {
     const response = await fetch('/assets?sort=' + token.sort + '&offset=' + n * PAGE_SIZE + '&limit=' + PAGE_SIZE,
-                                 {cache: 'no-store'});
+                                 {cache: 'no-store', headers: api.headers()});
     if (!current()) return;
+    if (response.status === 401) {   // client_keys: the listing needs a client key or the admin token
+      pages.delete(n);
+      api.listingNeedsKey = true;
+      view.status.textContent = api.token ? 'the key was refused (401)' : 'this server needs a key: type it in the panel';
+      askForKey();   // loaded again when one is given (the key form's submit)
+      return;
+    }
     if (response.status === 503) {   // the first scan of the library is under way
       pages.delete(n);
       view.status.textContent = 'indexing the library…';
@@ -106,6 +116,7 @@ async function loadPage(n) {
     if (!response.ok) throw new Error('/assets answered ' + response.status);
     const listing = await response.json();
     if (!current()) return;
+    api.listingNeedsKey = false;
     pages.set(n, listing.items);
     learnGrids(listing.items);
     if (listing.total !== grid.total) {

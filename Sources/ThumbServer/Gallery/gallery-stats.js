@@ -35,7 +35,7 @@ function formatStat(value, unit) {
 }
 
 function showStats(snapshot) {
-  $('stats-refused').hidden = true;
+  $('stats-refused').hidden = !api.listingNeedsKey;
   $('stats-body').hidden = false;
   $('stats-state').textContent = 'live';
   for (const element of document.querySelectorAll('#stats-body [data-stat]')) {
@@ -88,8 +88,13 @@ function niceCeiling(value) {
 
 function showRefused() {
   $('stats-state').textContent = api.token ? 'the token was refused (401)' : 'needs the admin token (401)';
-  $('stats-refused').hidden = false;
+  askForKey();
   $('stats-body').hidden = true;
+}
+
+/** Shows the key field: `/stats` or, with client_keys, the listing answered 401. */
+function askForKey() {
+  $('stats-refused').hidden = false;
 }
 
 async function pollStats() {
@@ -118,5 +123,6 @@ $('token-form').addEventListener('submit', event => {
   api.token = $('token').value.trim();
   retryPreheat();
   pollStats();
+  schedule();   // the listing's pages a 401 left unloaded
 });
 pollStats();
