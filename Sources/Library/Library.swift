@@ -40,6 +40,10 @@ public enum LibraryError: Error, Sendable, Equatable {
     /// A directory on the way cannot be searched by the server's user (EACCES or EPERM): what
     /// lies below may well be there (403, as for a source the server may not read).
     case forbidden
+    /// The file is there, but the server's user may not read it (EACCES or EPERM; e.g. `chmod
+    /// 000` to hide a photo): 403, and what was made of it (a placeholder) is forgotten. Its
+    /// asset path as on disk.
+    case unreadable(DiskPath)
     /// A directory on the way had to be listed (a name in another Unicode form) and no file
     /// descriptor was free to open it (EMFILE, ENFILE): nothing is known about the name yet
     /// (503 with `Retry-After`, not 404).
@@ -80,7 +84,8 @@ public struct Library: Sendable {
     /// Finds the file for decoded path `names` (each already percent-decoded once), given as
     /// bytes, which need not be UTF-8.
     /// - Throws: `.notFound` (missing, empty, a dot-file, a directory, a name with `/` or NUL),
-    ///   `.outsideRoot`, `.notRegularFile`, `.forbidden` (a directory on the way the server may
+    ///   `.outsideRoot`, `.notRegularFile`, `.unreadable` (the file the server may not read),
+    ///   `.forbidden` (a directory on the way the server may
     ///   not search), `.outOfDescriptors` (a directory that had to be listed could not be opened
     ///   for want of a descriptor).
     public func resolve(names: [[UInt8]]) throws(LibraryError) -> ResolvedAsset {
@@ -109,6 +114,11 @@ public struct Library: Sendable {
         case .directory, .missing, .hidden: throw .notFound
         case .other: throw .notRegularFile
         case .outside: throw .outsideRoot
+        }
+        // A file the server's user may not read is refused here, not only when a render opens
+        // it: else a thumbnail cached before a `chmod 000` would still be served from the cache.
+        if resolved.withCString({ faccessat(AT_FDCWD, $0, R_OK, AT_EACCESS) }) != 0 && (errno == EACCES || errno == EPERM) {
+            throw .unreadable(DiskPath(bytes: onDisk))
         }
         return ResolvedAsset(assetPath: DiskPath(bytes: onDisk), absolutePath: resolved,
                              realPath: DiskPath(bytes: resolved.bytes.dropFirst(rootPath.count + 1)),

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The `thumbd` executable as a user runs it: flags, config errors, signals, restart.
 @Suite struct ExecutableTests {
@@ -195,8 +196,37 @@ import Testing
             #expect(locked.header("ETag") == nil)
         }
         #expect(try TestClient.get(port: port, "/thumbnails/3/open.jpg").status == 200)
+        // Refused when its URL is resolved, before a render is tried (so before anything of it
+        // could be cached): the one render is open.jpg's.
         let renders = try TestClient.get(port: port, "/stats").json["renders"] as? [String: Any]
-        #expect(renders?["failed"] as? Int == 2)   // tried each time: a failure is not cached
+        #expect(renders?["total"] as? Int == 1 && renders?["failed"] as? Int == 0)
+    }
+
+    /// A photo whose thumbnail is cached, then made unreadable (`chmod 000`, e.g. to hide it),
+    /// answers 403 as an uncached one does, not its cached thumbnail (the watch reports the
+    /// change, and the URL is resolved again).
+    @Test(.enabled(if: getuid() == 0, "drops to user nobody: needs root"))
+    func aPhotoMadeUnreadableIs403EvenWithItsThumbnailCached() throws {
+        let root = NSTemporaryDirectory() + "thumbd-perm-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: root + "/library", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/cache", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for path in [root, root + "/library", root + "/cache"] { chmod(path, 0o777) }
+        try FileManager.default.copyItem(atPath: Paths.fixturePhotos + "/Landscape_1.jpg", toPath: root + "/library/private.jpg")
+        chmod(root + "/library/private.jpg", 0o644)
+        let server = try launch(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
+                                library: root + "/library", cache: root + "/cache")
+        defer { server.process.terminate(); server.process.waitUntilExit() }
+        for _ in 0..<2 { #expect(try TestClient.get(port: server.port, "/thumbnails/3/private.jpg").status == 200) }
+        chmod(root + "/library/private.jpg", 0o000)
+        let refused = eventually(within: 5) {
+            (try? TestClient.get(port: server.port, "/thumbnails/3/private.jpg").status) == 403
+        }
+        #expect(refused, "the cached thumbnail of an unreadable photo is still served")
+        let again = try TestClient.get(port: server.port, "/thumbnails/3/private.jpg")
+        #expect(again.status == 403 && again.json["error"] as? String == "forbidden")
+        chmod(root + "/library/private.jpg", 0o644)   // readable again: served again
+        #expect(eventually(within: 5) { (try? TestClient.get(port: server.port, "/thumbnails/3/private.jpg").status) == 200 })
     }
 
     @Test func theAccessLogWritesOneLinePerRequest() throws {

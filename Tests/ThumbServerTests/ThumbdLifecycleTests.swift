@@ -21,16 +21,6 @@ import TestSupport
         return config
     }
 
-    /// Waits up to `seconds` for `condition`; whether it came true.
-    func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = DispatchTime.now() + seconds
-        while DispatchTime.now() < deadline {
-            if condition() { return true }
-            usleep(10_000)
-        }
-        return condition()
-    }
-
     @Test func openingAndWiringStartNothingUntilStartServing() throws {
         let cache = NSTemporaryDirectory() + "thumbd-lifecycle-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }
@@ -40,10 +30,10 @@ import TestSupport
         let thumbd = Thumbd(config: config, resources: resources, renderer: Renderer())
         defer { thumbd.service.pipeline.stop() }
         // With a rescan every 50 ms, a listing that had started would have scanned by now.
-        #expect(!eventually(0.3) { thumbd.service.index.completedScans > 0 }, "the index scanned before start")
+        #expect(!eventually(within: 0.3) { thumbd.service.index.completedScans > 0 }, "the index scanned before start")
         #expect(thumbd.server.connectionCounts == (0, 0))
         thumbd.startServing()
-        #expect(eventually(10) { thumbd.service.index.completedScans > 0 }, "the index never scanned after startServing")
+        #expect(eventually(within: 10) { thumbd.service.index.completedScans > 0 }, "the index never scanned after startServing")
         #expect(thumbd.service.index.listing(order: .newest, offset: 0, limit: 1000).total > 0)
     }
 

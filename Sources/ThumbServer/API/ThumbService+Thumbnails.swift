@@ -190,6 +190,10 @@ extension ThumbService {
                 throw APIError(status: 415, code: "unsupported_source", message: "the asset is not a regular file")
             case .forbidden:
                 throw Self.apiError(for: .render(RenderError(kind: .sourceUnreadable, message: "a directory on the way cannot be searched")))
+            case .unreadable(let assetPath):
+                // As a render that could not open it: its placeholder goes from the listing too.
+                pipeline.placeholders.forget(assetPath)
+                throw Self.apiError(for: .render(RenderError(kind: .sourceUnreadable, message: "the file cannot be read")))
             case .outOfDescriptors:
                 countDescriptorShortage()
                 throw APIError.outOfDescriptors

@@ -79,14 +79,15 @@ public final class Placeholders: Sendable {
         return true
     }
 
-    /// Notes that the source of `path` at `source` cannot be rendered (415, 422): no
-    /// placeholder is made for it until it changes.
-    /// `path`'s source could not be read (a render answered 403): its placeholder leaves the
-    /// listing with it, so that the listing shows no more of the photo than its thumbnail does.
-    func forget(_ path: DiskPath) {
+    /// `path`'s source could not be read (a render, or the resolving of its URL, answered 403):
+    /// its placeholder leaves the listing with it, so that the listing shows no more of the
+    /// photo than its thumbnail does.
+    public func forget(_ path: DiskPath) {
         store?.forgetThumbhash(for: path)
     }
 
+    /// Notes that the source of `path` at `source` cannot be rendered (415, 422): no
+    /// placeholder is made for it until it changes.
     func noteUnrenderable(_ path: DiskPath, source: SourceIdentity) {
         guard let store else { return }
         store.storeThumbhash([], for: path, source: source)
