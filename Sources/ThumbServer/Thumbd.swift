@@ -13,9 +13,9 @@ import Thumbnails
 ///
 /// Three steps, each doing one kind of thing: `Resources.open` does the I/O a server needs before
 /// it can be wired (the library, the disk tier, the index, the library watch) and throws what an
-/// operator must fix; `init(config:process:resources:eventLoops:renderer:)` only wires (no file,
-/// socket or process state touched; nothing set on an object after it is built); `start()` does
-/// the side effects (warnings said, the index followed, the backfill started, the socket bound).
+/// operator must fix; `init(config:resources:renderer:)` only wires (no file, socket or process
+/// state touched; nothing set on an object after it is built); `start()` does the side effects
+/// (warnings said, the index followed, the backfill started, the socket bound).
 /// Process-wide state (signals, limits, libvips) is `ProcessSetup`'s, done before all three.
 public final class Thumbd: Sendable {
     public let config: Config

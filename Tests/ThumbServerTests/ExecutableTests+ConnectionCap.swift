@@ -68,7 +68,17 @@ extension ExecutableTests {
     /// them with renders and cache entries finds them gone): accept fails with EMFILE, the
     /// server stops accepting without spinning, and starts again as soon as a connection closes,
     /// oldest waiting client first.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
+    ///
+    /// Disabled: in about one run in six the server dies here of SIGILL, and not in thumbd's code:
+    /// libdispatch's thread-pool monitor (`_dispatch_workq_count_runnable_workers`, Linux) opens
+    /// `/proc/<tid>/stat` of each Dispatch worker once a second while work is queued (here the
+    /// waiting clients' `/healthz`), and crashes the process ("workq: registered worker exited
+    /// prematurely") when that open fails, as it does at EMFILE (core dump, 2026-12-04). thumbd
+    /// keeps clear of EMFILE by its descriptor budget (`DescriptorBudget`); a limit lowered under
+    /// a running server defeats it. To enable again once no blocking work waits on Dispatch's
+    /// queues at the limit (docs/deploying.md, Descriptors).
+    @Test(.disabled("libdispatch aborts the process at EMFILE while work is queued (see above)"),
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
     func outOfDescriptorsBelowTheCapTheServerIdlesAndServesTheWaitingInOrder() throws {
         let root = TemporaryDirectory("thumbd-emfile")
         let server = try launch(["/usr/bin/prlimit", "--nofile=1024:1024"], library: Paths.fixturePhotos,
