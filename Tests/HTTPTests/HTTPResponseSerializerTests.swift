@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import HTTP
 
@@ -86,10 +87,13 @@ struct HTTPResponseSerializerTests {
         #expect(cache.currentLine().count == 37)
     }
 
-    @Test func errorBodyIsJSON() {
+    @Test func errorBodyIsJSON() throws {
         let r = HTTPErrorResponse.make(status: 400, code: "bad_request", message: "Say \"hi\"\n")
+        #expect(try JSONDecoder().decode(HTTPErrorBody.self, from: Data(r.body))
+            == HTTPErrorBody(error: "bad_request", message: "Say \"hi\"\n"))
+        // Written by JSONEncoder: keys sorted, no spaces.
         #expect(String(decoding: r.body, as: UTF8.self)
-            == #"{"error": "bad_request", "message": "Say \"hi\"\n"}"#)
+            == #"{"error":"bad_request","message":"Say \"hi\"\n"}"#)
         #expect(r.headers["Cache-Control"] == "no-store")
         #expect(r.headers["Content-Type"] == "application/json")
     }

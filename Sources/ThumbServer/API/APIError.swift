@@ -41,8 +41,8 @@ public struct APIError: Error, Sendable, Equatable {
         status: 503, code: "out_of_descriptors",
         message: "the server has no file descriptor free for this request; retry shortly", headers: ["Retry-After": "1"])
 
-    /// The JSON response: `{"error": code, "message": message}` with `Cache-Control: no-store`
-    /// and no ETag, plus `headers`.
+    /// The JSON response: `HTTPErrorBody` (`{"error": code, "message": message}`) with
+    /// `Cache-Control: no-store` and no ETag, plus `headers`.
     public var response: HTTPResponse {
         var response = HTTPErrorResponse.make(status: status, code: code, message: message)
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { response.headers.add(name, value) }
@@ -50,10 +50,28 @@ public struct APIError: Error, Sendable, Equatable {
     }
 }
 
-/// Minimal JSON text helpers for responses built by hand.
+/// JSON string literals for text written by hand: quoted names in messages, the `/stats`
+/// rendering (`StatsSchema+Rendering.swift`) and the body of a forwarded prefetch. Response
+/// bodies are `Codable` types written by `JSONBody.encode`.
 enum JSON {
-    /// `text` as a JSON string literal (RFC 8259 §7).
+    /// `text` as a JSON string literal (RFC 8259 §7): `"` and `\` escaped, control characters
+    /// as `\n`, `\r`, `\t` or `\u00XX`; everything else as it is.
     static func quote(_ text: String) -> String {
-        "\"" + HTTPErrorResponse.jsonEscaped(text) + "\""
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 }

@@ -4,7 +4,7 @@ import Locking
 
 /// `GET /healthz` (docs/API.md, "Endpoints"): whether the server serves as configured.
 extension ThumbService {
-    /// `200 {"status":"ok"}`, or `503 {"status":"degraded","disk_cache":"<why>"}` while the disk
+    /// `200 {"status":"ok"}`, or `503 {"status":"degraded","disk_cache":"<why>"}` (`HealthBody`) while the disk
     /// cache cannot keep thumbnails because its directory was removed and cannot be made again
     /// (`ThumbnailPipeline.checkDiskCache`, which first tries to make it again). Thumbnails are
     /// still served then, each rendered again, so the instance is not what it was configured to
@@ -19,9 +19,9 @@ extension ThumbService {
         ThreadRole.assertNot(.eventLoop, "healthResponse blocks on file I/O")
         var response: HTTPResponse
         if let fault = pipeline.checkDiskCache() {
-            response = Self.json(status: 503, "{\"status\":\"degraded\",\"disk_cache\":\(JSON.quote(fault))}\n")
+            response = Self.json(status: 503, encoding: HealthBody(status: .degraded, diskCache: fault))
         } else {
-            response = Self.json(status: 200, "{\"status\":\"ok\"}\n")
+            response = Self.json(status: 200, encoding: HealthBody(status: .ok))
         }
         if let cluster, let request, request.headers[ClusterPrefetch.forwardedHeader] != nil,
            let age = cluster.thumbnailRequestAgeMilliseconds() {

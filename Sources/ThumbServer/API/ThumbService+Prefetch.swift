@@ -66,7 +66,7 @@ extension ThumbService {
         }
         var jobs = prefetcher.cancelAll(owner: all ? nil : client.owner)
         guard let cluster else {
-            return Self.json(status: 200, "{\"jobs\":[\(jobs.map { Self.jobJSON($0) }.joined(separator: ","))]}\n")
+            return Self.json(status: 200, encoding: PrefetchJobListBody(jobs: jobs.map { Self.jobBody($0) }))
         }
         // Jobs whose own items have ended but whose parts elsewhere still run are running too.
         let stoppedHere = Set(jobs.map(\.id))
@@ -76,8 +76,8 @@ extension ThumbService {
         // A stop-all forwarded by another node: this node's jobs alone, each part naming the job
         // it belongs to, for the caller's node to list under that job's id.
         guard let caller = self.passedHeaders(of: request) else {
-            let listed = jobs.map { Self.jobJSON($0, partOf: cluster.coordinator(of: $0.id)) }
-            return Self.json(status: 200, "{\"jobs\":[\(listed.joined(separator: ","))]}\n")
+            let listed = jobs.map { Self.jobBody($0, partOf: cluster.coordinator(of: $0.id)) }
+            return Self.json(status: 200, encoding: PrefetchJobListBody(jobs: listed))
         }
         // In a cluster the caller's jobs stop on every node, whichever started them; each is
         // listed once, under the id of the node that took its POST (the id the caller has).
@@ -86,11 +86,11 @@ extension ThumbService {
             cluster.coordinator(of: job.id).map { ClusterPrefetch.Stopped(counts: PrefetchCounts(job), grid: job.grid, partOf: $0) }
         }
         let stopped = cluster.stopEverywhere(all: all, headers: caller)
-        let listed = own.map { Self.jobJSON($0, parts: cluster.fold(stopped, into: $0.id, headers: caller)) }
+        let listed = own.map { Self.jobBody($0, parts: cluster.fold(stopped, into: $0.id, headers: caller)) }
             + cluster.coordinatedElsewhere(stopped, localParts: localParts).map {
-                Self.jobJSON(id: $0.id, grid: $0.grid, counts: $0.counts, notStoredReason: nil)
+                PrefetchJobBody(grid: $0.grid, counts: $0.counts, notStoredReason: nil)
             }
-        return Self.json(status: 200, "{\"jobs\":[\(listed.joined(separator: ","))]}\n")
+        return Self.json(status: 200, encoding: PrefetchJobListBody(jobs: listed))
     }
 
     /// The job id in what follows `/prefetch/`: a whole number above 0; nil for anything else.
@@ -118,7 +118,7 @@ extension ThumbService {
         if let cluster, let caller = self.passedHeaders(of: request) {
             parts = cancel ? cluster.stopParts(of: job.id, headers: caller) : cluster.refreshedParts(of: job.id, headers: caller)
         }
-        return Self.json(status: 200, Self.jobJSON(job, parts: parts) + "\n")
+        return Self.json(status: 200, encoding: Self.jobBody(job, parts: parts))
     }
 
     /// Validates the body, resolves every item, then queues the job: 202, or 400 with nothing queued.
@@ -212,7 +212,7 @@ extension ThumbService {
                 if let partOf { cluster.remember(job.id, isPartOf: partOf) }
                 cluster.forget { self.prefetcher.job($0) != nil }
             }
-            return Self.json(status: 202, Self.jobJSON(job, parts: parts) + "\n")
+            return Self.json(status: 202, encoding: Self.jobBody(job, parts: parts))
         } catch {
             // Refused here: the parts already started elsewhere stop too.
             if let cluster, let caller, !parts.isEmpty { _ = cluster.stop(parts, headers: caller) }
@@ -235,20 +235,11 @@ extension ThumbService {
         }
     }
 
-    /// The job JSON of `job` with its `parts` on other nodes added (docs/API.md, "Prefetch").
+    /// The job body of `job` with its `parts` on other nodes added (docs/API.md, "Prefetch").
     /// `partOf` (only in a node's answer to another node's stop-all): the job on another node
-    /// it is a part of, as `"part_of":{"node":N,"id":J}`.
-    static func jobJSON(_ job: PrefetchJob, parts: [ClusterPrefetch.Part] = [], partOf: ClusterPrefetch.PartKey? = nil) -> String {
-        jobJSON(id: job.id, grid: job.grid, counts: PrefetchCounts(job).adding(parts.map(\.counts)),
-                notStoredReason: job.notStoredReason, partOf: partOf)
-    }
-
-    /// The job JSON of job `id` with counts `c`.
-    static func jobJSON(id: Int, grid: String, counts c: PrefetchCounts, notStoredReason: String?,
-                        partOf: ClusterPrefetch.PartKey? = nil) -> String {
-        "{\"id\":\(id),\"grid\":\(JSON.quote(grid)),\"state\":\"\(c.state)\",\"total\":\(c.total),"
-            + "\"done\":\(c.done),\"skipped\":\(c.skipped),\"failed\":\(c.failed),\"not_stored\":\(c.notStored),"
-            + "\"cancelled\":\(c.cancelled),\"not_stored_reason\":\(notStoredReason.map(JSON.quote) ?? "null")"
-            + (partOf.map { ",\"part_of\":{\"node\":\($0.peer),\"id\":\($0.id)}" } ?? "") + "}"
+    /// it is a part of (`part_of`).
+    static func jobBody(_ job: PrefetchJob, parts: [ClusterPrefetch.Part] = [], partOf: ClusterPrefetch.PartKey? = nil) -> PrefetchJobBody {
+        PrefetchJobBody(grid: job.grid, counts: PrefetchCounts(job).adding(parts.map(\.counts)),
+                        notStoredReason: job.notStoredReason, partOf: partOf)
     }
 }

@@ -159,10 +159,22 @@ public final class ThumbService: HTTPResponder {
         descriptorShortages.wrappingAdd(1, ordering: .relaxed)
     }
 
+    /// A JSON response with `Cache-Control: no-store`: `text`, written by hand (the listing,
+    /// `/stats`).
     static func json(status: Int, _ text: String) -> HTTPResponse {
+        json(status: status, bytes: Array(text.utf8))
+    }
+
+    /// A JSON response with `Cache-Control: no-store`: `body` written by `JSONBody.encode`, and
+    /// a newline.
+    static func json(status: Int, encoding body: some Encodable) -> HTTPResponse {
+        json(status: status, bytes: JSONBody.encode(body) + [UInt8(ascii: "\n")])
+    }
+
+    private static func json(status: Int, bytes: [UInt8]) -> HTTPResponse {
         HTTPResponse(status: status,
                      headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
-                     body: Array(text.utf8))
+                     body: bytes)
     }
 }
 

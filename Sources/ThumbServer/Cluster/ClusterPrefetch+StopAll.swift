@@ -1,5 +1,3 @@
-import Foundation
-
 /// `DELETE /prefetch` across the cluster: the jobs the other nodes stopped, and the caller's jobs
 /// listed under the ids the caller knows, each its coordinating node's (the node its `POST`
 /// reached), never a part's id on another node.
@@ -18,15 +16,9 @@ extension ClusterPrefetch {
             self.partOf = partOf
         }
 
-        /// The job JSON a node answered with (`ThumbService.jobJSON`); nil when it is not one.
-        init?(json object: [String: Any]) {
-            guard let counts = PrefetchCounts(json: object), let grid = object["grid"] as? String else { return nil }
-            var partOf: PartKey?
-            if let reference = object["part_of"] as? [String: Any] {
-                guard let node = JSONValue.integer(reference["node"]), let id = JSONValue.integer(reference["id"]) else { return nil }
-                partOf = PartKey(peer: node, id: id)
-            }
-            self.init(counts: counts, grid: grid, partOf: partOf)
+        /// A job as a node's answer lists it.
+        init(_ job: PrefetchJobBody) {
+            self.init(counts: job.counts, grid: job.grid, partOf: job.partOf)
         }
     }
 

@@ -169,9 +169,12 @@ final class ClusterPrefetch: Sendable {
         return chunks
     }
 
-    /// The JSON object a node answered with; nil for anything else.
-    private static func object(_ body: [UInt8]) -> [String: Any]? {
-        try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+    private static let decoder = JSONDecoder()
+
+    /// The `Body` a node answered with (`PrefetchJobBody`, `PrefetchJobListBody`): nil for
+    /// anything else.
+    private static func decode<Body: Decodable>(_ body: [UInt8], as type: Body.Type) -> Body? {
+        try? decoder.decode(type, from: Data(body))
     }
 
     /// Keeps `parts` as job `id`'s new counts, unless the job's parts were forgotten meanwhile.
@@ -234,18 +237,22 @@ final class ClusterPrefetch: Sendable {
             let peer = peers[i]
             guard let response = try? send(peer, "DELETE", all ? "/prefetch?all=true" : "/prefetch", headers: headers, body: []),
                   response.status == 200,
-                  let object = Self.object(response.body),
-                  let jobs = object["jobs"] as? [[String: Any]] else { return }
-            let stopped = jobs.compactMap(Stopped.init(json:))
+                  let list = Self.decode(response.body, as: PrefetchJobListBody.self) else { return }
+            let stopped = list.jobs.map(Stopped.init)
             answers.withLock { for job in stopped { $0[PartKey(peer: peer, id: job.counts.id)] = job } }
         }
         return answers.withLock { $0 }
     }
 
-    /// A part, by its node and its id there.
-    struct PartKey: Hashable, Sendable {
+    /// A part, by its node and its id there; in a job body (`PrefetchJobBody.partOf`),
+    /// `{"node": N, "id": J}`: `node`, the node's index in `peers`; `id`, the job's id there.
+    struct PartKey: Hashable, Sendable, Codable {
         let peer: Int
         let id: Int
+
+        private enum CodingKeys: String, CodingKey {
+            case peer = "node", id
+        }
     }
 
     /// After `stopEverywhere`: local job `id`'s parts with the final counts their nodes gave.
@@ -343,10 +350,10 @@ final class ClusterPrefetch: Sendable {
         } catch {
             return .failure(.unreachable)
         }
-        guard response.status == 202,
-              let object = Self.object(response.body),
-              let counts = PrefetchCounts(json: object) else { return .failure(.refused) }
-        return .success(counts)
+        guard response.status == 202, let job = Self.decode(response.body, as: PrefetchJobBody.self) else {
+            return .failure(.refused)
+        }
+        return .success(job.counts)
     }
 
     /// `calls[i]` (peer, method, path) at once; answers[i] the job it answered with 200, nil
@@ -356,9 +363,8 @@ final class ClusterPrefetch: Sendable {
         DispatchQueue.concurrentPerform(iterations: calls.count) { i in
             guard let (peer, method, path) = calls[i],
                   let response = try? send(peer, method, path, headers: headers, body: []), response.status == 200,
-                  let object = Self.object(response.body),
-                  let counts = PrefetchCounts(json: object) else { return }
-            answers.withLock { $0[i] = counts }
+                  let job = Self.decode(response.body, as: PrefetchJobBody.self) else { return }
+            answers.withLock { $0[i] = job.counts }
         }
         return answers.withLock { $0 }
     }

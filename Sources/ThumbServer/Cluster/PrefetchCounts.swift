@@ -1,8 +1,8 @@
 import Thumbnails
 
-/// A prefetch job's state and counts as the API's job JSON gives them (docs/API.md, "Prefetch"):
-/// what a node reads of a part it forwarded to another node, and what the parts of one job add
-/// up to.
+/// A prefetch job's state and counts as its body gives them (`PrefetchJobBody`, docs/API.md,
+/// "Prefetch"): what a node reads of a part it forwarded to another node, and what the parts of
+/// one job add up to.
 struct PrefetchCounts: Sendable, Equatable {
     var id: Int
     /// `running`, `done` or `cancelled`.
@@ -18,17 +18,6 @@ struct PrefetchCounts: Sendable, Equatable {
         self.init(id: job.id, state: job.state.rawValue)
         total = job.total; done = job.done; skipped = job.skipped; failed = job.failed
         notStored = job.notStored; cancelled = job.cancelled
-    }
-
-    /// The job JSON another node answered with; nil when a field is missing or of the wrong kind.
-    init?(json object: [String: Any]) {
-        func count(_ name: String) -> Int? { JSONValue.integer(object[name]).flatMap { $0 >= 0 ? $0 : nil } }
-        guard let id = count("id"), let state = object["state"] as? String, ["running", "done", "cancelled"].contains(state),
-              let total = count("total"), let done = count("done"), let skipped = count("skipped"),
-              let failed = count("failed"), let notStored = count("not_stored"), let cancelled = count("cancelled") else { return nil }
-        self.init(id: id, state: state)
-        self.total = total; self.done = done; self.skipped = skipped; self.failed = failed
-        self.notStored = notStored; self.cancelled = cancelled
     }
 
     /// Items not yet accounted for.
