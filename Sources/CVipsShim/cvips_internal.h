@@ -61,6 +61,14 @@ int cvips_encode(VipsImage *in, const cvips_render_options *options,
  * `side` x `side` px, RGBA. Leaves it NULL, with no libvips error pending, when it fails. */
 void cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail *thumbnail);
 
+/* The placeholder of the whole picture for a `cover` render, whose thumbnail is its centre
+ * square, when the render holds the whole picture decoded (`whole`: ImageMagick's load, a
+ * video's frame): fitted into `side` x `side` px with its aspect ratio, then as
+ * cvips_placeholder. Best effort: leaves the placeholder NULL, with no libvips error pending,
+ * when it fails. */
+void cvips_placeholder_of_whole(VipsObject *context, VipsImage *whole, const cvips_render_options *options,
+                                cvips_thumbnail *thumbnail);
+
 /* The render's last steps, for a decoded image `in` of about the thumbnail's size: exact size,
  * 8-bit sRGB, alpha flattened on white for JPEG, encoded into `thumbnail`. Unrefs `context`
  * (which owns `in` and every intermediate) in every case. 0, or -1 with `failure` filled. */

@@ -37,6 +37,8 @@ cvips_render_pixels(const unsigned char *pixels, size_t length, int width, int h
     /* The display rotation as the EXIF orientation vips_thumbnail_image applies (no_rotate
      * FALSE), as it does a photo's. */
     vips_image_set_int(t[1], VIPS_META_ORIENTATION, orientation >= 1 && orientation <= 8 ? orientation : 1);
+    if (options->crop && options->placeholder_side > 0)
+        cvips_placeholder_of_whole(context, t[1], options, thumbnail);
     result = vips_thumbnail_image(t[1], &t[2], options->width,
         "height", options->height,
         "size", options->crop ? VIPS_SIZE_DOWN : VIPS_SIZE_FORCE,

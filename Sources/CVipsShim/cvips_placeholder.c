@@ -1,10 +1,13 @@
 /*
- * The placeholder image of a render: the thumbnail, already decoded, shrunk to at most N x N px
- * as 8-bit sRGB RGBA, for a ThumbHash (Sources/ThumbHash).
+ * The placeholder image of a render: shrunk to at most N x N px as 8-bit sRGB RGBA, for a
+ * ThumbHash (Sources/ThumbHash).
  *
  * Why this exists: the placeholder must cost no second decode of the source, so it is made here
- * from the render's own in-memory image, which never leaves C; and a failure to make it must not
- * fail the render (the thumbnail is what the client asked for).
+ * from pixels the render has decoded anyway, which never leave C: the whole picture when the
+ * render holds it (a `contain` grid's thumbnail, an ImageMagick load, a video's frame), else the
+ * `cover` thumbnail, the centre square (a second decode for the whole photo would cost as much
+ * as the render: docs/performance.md). A failure to make it never fails the render (the
+ * thumbnail is what the client asked for).
  */
 #include <string.h>
 
@@ -74,4 +77,28 @@ cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail 
     thumbnail->placeholder_width = out->Xsize;
     thumbnail->placeholder_height = out->Ysize;
     thumbnail->placeholder_microseconds = g_get_monotonic_time() - started;
+}
+
+void
+cvips_placeholder_of_whole(VipsObject *context, VipsImage *whole, const cvips_render_options *options,
+                           cvips_thumbnail *thumbnail)
+{
+    VipsImage **t = (VipsImage **) vips_object_local_array(context, 3);
+    gint64 started = g_get_monotonic_time();
+    int side = options->placeholder_side;
+    int result;
+
+    /* Fitted into the box (size DOWN, no crop): the aspect ratio kept, never enlarged;
+     * orientation applied and colour turned to sRGB as for the thumbnail. */
+    result = options->colour_transform
+        ? vips_thumbnail_image(whole, &t[0], side, "height", side, "size", VIPS_SIZE_DOWN,
+              "export_profile", "srgb", "intent", VIPS_INTENT_PERCEPTUAL, NULL)
+        : vips_thumbnail_image(whole, &t[0], side, "height", side, "size", VIPS_SIZE_DOWN, NULL);
+    if (result || !(t[1] = vips_image_copy_memory(t[0])) || cvips_to_srgb8(context, t[1], &t[2])) {
+        vips_error_clear();
+        return;
+    }
+    cvips_placeholder(context, t[2], side, thumbnail);
+    if (thumbnail->placeholder)
+        thumbnail->placeholder_microseconds = g_get_monotonic_time() - started;
 }

@@ -104,6 +104,8 @@ cvips_render(int fd, const cvips_render_options *options, cvips_thumbnail *thumb
             g_object_unref(context);
             return -1;
         }
+        if (options->crop && options->placeholder_side > 0)
+            cvips_placeholder_of_whole(context, t[2], options, thumbnail);
         if (options->colour_transform)
             result = vips_thumbnail_image(t[2], &t[0], options->width,
                 "height", options->height,
@@ -178,8 +180,9 @@ cvips_deliver(VipsObject *context, VipsImage *in, const cvips_render_options *op
         return cvips_fail(failure, CVIPS_UNSUPPORTED, "cannot convert the source to sRGB");
     }
     /* The placeholder and the encoder both read the sRGB pixels: made once, in memory (the
-     * thumbnail's size, 8 MB at most at grid 1), rather than computed again for each. */
-    if (options->placeholder_side > 0) {
+     * thumbnail's size, 8 MB at most at grid 1), rather than computed again for each. Not when
+     * it was made already of the whole picture (cvips_placeholder_of_whole). */
+    if (options->placeholder_side > 0 && !thumbnail->placeholder) {
         VipsImage **pixels = (VipsImage **) vips_object_local_array(context, 1);
 
         if (!(*pixels = vips_image_copy_memory(in))) {

@@ -42,11 +42,12 @@ public struct Renderer: Sendable {
         var options = renderOptions(request, info: info, format: format)
 
         var output = cvips_thumbnail()
+        // Freed whatever the outcome: a failed render may have made its placeholder first.
+        defer { cvips_thumbnail_free(&output) }
         var failure = cvips_failure()
         guard cvips_render(source.descriptor, &options, &output, &failure) == 0 else {
             throw RenderError(failure)
         }
-        defer { cvips_thumbnail_free(&output) }
         // Written to while it was decoded: the pixels may be of either version.
         try source.check(request.expectedSource)
         return Self.thumbnail(output, format: format)
@@ -86,10 +87,10 @@ public struct Renderer: Sendable {
             png_compression: Int32(min(9, max(0, pngCompression))), colour_transform: 0,
             placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
         var output = cvips_thumbnail()
+        defer { cvips_thumbnail_free(&output) }
         var failure = cvips_failure()
         let status = donor.bytes.withUnsafeBytes { cvips_render_encoded($0.baseAddress, $0.count, &options, &output, &failure) }
         guard status == 0 else { throw RenderError(failure) }
-        defer { cvips_thumbnail_free(&output) }
         return Self.thumbnail(output, format: format)
     }
 

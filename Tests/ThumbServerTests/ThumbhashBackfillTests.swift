@@ -56,13 +56,14 @@ import ThumbHash
         try waitForPass(server)
         let hashes = try listed(server)
         #expect(hashes["truncated.png"] == "null")
-        // The smallest default grid is 5 (cover): a 100x100 centre square of each photo.
-        for name in ["Landscape_1.jpg", "kodak-dc210-1998-vga.jpg", "sony-cybershot-small-orientation6.jpg"] {
+        // Each whole photo, upright, in 100x100 (issue 28: not the centre square of grid 5).
+        for (name, size) in [("Landscape_1.jpg", (100, 67)), ("kodak-dc210-1998-vga.jpg", (100, 75)),
+                             ("sony-cybershot-small-orientation6.jpg", (100, 69))] {   // 1800x1200, 640x480, 450x311 shown
             var request = RenderRequest(sourcePath: photos.root + "/" + name,
-                                        spec: GridSpec(name: "t", width: 100, height: 100, fit: .cover), format: .jpeg)
+                                        spec: GridSpec(name: "t", width: 100, height: 100, fit: .contain), format: .jpeg)
             request.placeholderSide = 100
             let image = try #require(try Renderer().render(request).placeholder)
-            #expect((image.width, image.height) == (100, 100))
+            #expect((image.width, image.height) == size, "\(name)")
             let expected = try ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba)
             #expect(hashes[name] == Data(expected).base64EncodedString(), "\(name)")
         }

@@ -4,6 +4,7 @@ import Rendering
 import Synchronization
 import Testing
 import TestSupport
+import ThumbHash
 @testable import ThumbServer
 
 /// Videos beside photos in a served library (README "Videos"): listed with `type`,
@@ -160,6 +161,20 @@ import TestSupport
         #expect(metrics.contains("\nthumbd_video_helper_faults_total{kind=\"hang\"} \(answers.count)\n"))
         // Killed and reaped: only live helpers are left, idle.
         #expect(posters.busyHelpers.isEmpty && posters.idleHelpers.allSatisfy { kill($0, 0) == 0 })
+    }
+
+    /// A video's placeholder is of its whole frame, upright, even when the first render is a
+    /// cover grid's centre square (issue 28): the frame is decoded whole anyway. portrait.mov
+    /// shows 180x320: in 100x100, 56x100, its ThumbHash counts fewer terms across than down.
+    @Test func aVideosPlaceholderIsItsWholeFrame() throws {
+        let library = try MixedLibrary()
+        let server = try server(library)
+        server.waitForInitialScan()
+        #expect(try server.get("/thumbnails/3/clips/portrait.mov").image == ImageHeader(format: "jpeg", width: 180, height: 180))
+        let hash = try #require((items(try server.get("/assets"))["clips/portrait.mov"]?["thumbhash"] as? String)
+            .flatMap { Data(base64Encoded: $0) })
+        let ratio = try #require(ThumbHash.approximateAspectRatio([UInt8](hash)))
+        #expect(ratio < 0.75, "\(ratio): not the 1 of the square")
     }
 
     @Test func videoThumbnailIsCachedAndTaggedAsAPhotoIs() throws {

@@ -68,7 +68,8 @@ typedef struct {
     int png_compression;   /* zlib level 0...9 */
     int colour_transform;  /* 1: export_profile sRGB, perceptual intent (see cvips_header) */
     int placeholder_side;  /* > 0: also a placeholder image of at most this x this px, shrunk
-                              from the rendered image (no second decode); 0: none */
+                              from pixels the render decodes anyway (no second decode): the whole
+                              picture when it holds it, else a `cover` grid's square; 0: none */
 } cvips_render_options;
 
 /* An encoded thumbnail. `bytes` is g_malloc'ed: release it with cvips_thumbnail_free(). */

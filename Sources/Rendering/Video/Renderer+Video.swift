@@ -17,12 +17,13 @@ extension Renderer {
         let format = request.format ?? .jpeg
         var options = renderOptions(request, info: info, format: format)
         var output = cvips_thumbnail()
+        // Freed whatever the outcome: a failed render may have made its placeholder first.
+        defer { cvips_thumbnail_free(&output) }
         var failure = cvips_failure()
         guard cvips_render_pixels(frame.frame.pixels, frame.frame.length, frame.frame.width, frame.frame.height,
                                   Int32(info.orientation), &options, &output, &failure) == 0 else {
             throw RenderError(failure)
         }
-        defer { cvips_thumbnail_free(&output) }
         // Written to while it was decoded: the frame may be of either version.
         try source.check(request.expectedSource)
         return Self.thumbnail(output, format: format)   // with its placeholder, when asked

@@ -61,9 +61,7 @@ public final class ThumbService: HTTPResponder {
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
         cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
-        // The fit of the smallest grid, whose cells a screen shows most of.
-        let smallest = configuration.grids.min { $0.width * $0.height < $1.width * $1.height }
-        backfill = ThumbhashBackfill(index: index, pipeline: pipeline, fit: smallest?.fit ?? .cover)
+        backfill = ThumbhashBackfill(index: index, pipeline: pipeline)
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {

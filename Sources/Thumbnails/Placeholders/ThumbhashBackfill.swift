@@ -51,12 +51,12 @@ public final class ThumbhashBackfill: Sendable {
 
     private let state = Mutex(State())
 
-    /// `fit`: the fit of the grids clients show most (the placeholder shows what their cells
-    /// will: a cover grid's centre square, or a contain grid's whole photo).
-    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, fit: Fit, restSeconds: Double = 2) {
+    /// Renders into a `Placeholders.side` box with the whole photo at its aspect ratio
+    /// (`contain`), as a render's placeholder is.
+    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, restSeconds: Double = 2) {
         self.index = index
         self.pipeline = pipeline
-        box = GridSpec(name: "thumbhash", width: Placeholders.side, height: Placeholders.side, fit: fit)
+        box = GridSpec(name: "thumbhash", width: Placeholders.side, height: Placeholders.side, fit: .contain)
         self.restSeconds = restSeconds
     }
 
