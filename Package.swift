@@ -90,6 +90,8 @@ let package = Package(
         // placeholder first, prefetch and the preheat rule, `/stats`. Foundation (URLSession;
         // FoundationNetworking on Linux) and ThumbHash only, so it builds for iOS and macOS too.
         .target(name: "ThumbdClient", dependencies: ["ThumbHash"]),
+        // The scroll benchmark's client (Tests/Benchmarks/scroll.py) made with ThumbdClient alone.
+        .executableTarget(name: "thumbd-client-scroll", dependencies: ["ThumbdClient"]),
 
         // What the test targets share: a renderer whose renders a test holds and releases, a
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
