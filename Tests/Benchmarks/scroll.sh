@@ -176,8 +176,10 @@ LIB="$WORK/library"
 make_library "$LIB" "$PHOTOS"
 
 if [ "$CLIENT" = 1 ]; then
-  CLIENT_BIN="$ROOT/.build/release/thumbd-client-scroll"
-  (cd "$ROOT" && swift build -c release --product thumbd-client-scroll >/dev/null 2>&1) || { echo "release build of thumbd-client-scroll failed" >&2; exit 2; }
+  # CLIENT_BINARY=PATH: that build of thumbd-client-scroll, as it is (else a release build)
+  CLIENT_BIN="${CLIENT_BINARY:-$ROOT/.build/release/thumbd-client-scroll}"
+  [ -n "${CLIENT_BINARY:-}" ] || (cd "$ROOT" && swift build -c release --product thumbd-client-scroll >/dev/null 2>&1) \
+    || { echo "release build of thumbd-client-scroll failed" >&2; exit 2; }
   client_run() {  # client_run LABEL thumbd-client-scroll-args...: one run of the Swift client on a fresh server
     local label="$1"; shift
     start_server "$LIB" "$PHOTOS"
