@@ -156,7 +156,8 @@ struct ScrollBenchmark {
         while true {
             let t = now()
             if t >= options.duration { break }
-            y = min(yMax, options.speed * t)
+            // The first tick shows the screen at exactly the top, as scroll.py's does.
+            y = cells.isEmpty ? 0 : min(yMax, options.speed * t)
             let first = max(0, Int(y.rounded(.down)))
             let last = min(rows, Int((y + rowsOnScreen - 1e-9).rounded(.up)))
             var shown = Set<Int>()
