@@ -2,16 +2,21 @@
 // thumbd: an image thumbnail cache server. Data flows socket → HTTP → ThumbServer (routes) →
 // Library (URL path → source file) → Thumbnails (memory cache → disk cache → render scheduler) →
 // Rendering (libvips) → respond.
-// Linux only (epoll, inotify, memfds, preadv2 in CLinux), so no `platforms`: SwiftPM reads that
-// list for Apple platforms alone.
+// The server is Linux only (epoll, inotify, memfds, preadv2 in CLinux). `platforms` is for the
+// one product apps build on Apple platforms, ThumbdClient (Foundation and ThumbHash only; async
+// sequences and `Duration` need macOS 13 / iOS 16); SwiftPM reads that list for Apple platforms
+// alone, so it changes nothing on Linux.
 import PackageDescription
 
 let package = Package(
     name: "thumbd",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .visionOS(.v1)],
     products: [
         .executable(name: "thumbd", targets: ["thumbd"]),
         // For the parser fuzzer in Fuzz/ (a separate package that depends on this one).
         .library(name: "HTTP", targets: ["HTTP"]),
+        // For apps: thumbd in the shape of PHCachingImageManager (docs/client.md).
+        .library(name: "ThumbdClient", targets: ["ThumbdClient"]),
     ],
     targets: [
         // libvips 8.14 from Debian (`libvips-dev`). Its headers sit in the default include path and
@@ -81,6 +86,12 @@ let package = Package(
         .target(name: "Cluster", dependencies: ["CZlib", "Locking"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
         .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
+        // The client library for apps (docs/client.md): the listing, thumbnails with their
+        // placeholder first, prefetch and the preheat rule, `/stats`. Foundation (URLSession;
+        // FoundationNetworking on Linux) and ThumbHash only, so it builds for iOS and macOS too.
+        .target(name: "ThumbdClient", dependencies: ["ThumbHash"]),
+        // The scroll benchmark's client (Tests/Benchmarks/scroll.py) made with ThumbdClient alone.
+        .executableTarget(name: "thumbd-client-scroll", dependencies: ["ThumbdClient"]),
 
         // What the test targets share: a renderer whose renders a test holds and releases, a
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
@@ -92,5 +103,7 @@ let package = Package(
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking"]),
         .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking", "Cluster"]),
+        // ThumbdClient against real servers started in the test process (ThumbServer's `Thumbd`).
+        .testTarget(name: "ThumbdClientTests", dependencies: ["ThumbdClient", "ThumbHash", "ThumbServer", "TestSupport"]),
     ]
 )

@@ -18,7 +18,10 @@
 # library at a slow speed is all ready; on a warm cache the median blank time is within 50 ms;
 # cancels really close connections, as the server counts them; prefetch jobs are started,
 # stopped and answered as API.md says) and exits non-zero when a check fails (~1 minute).
-# Usage: Tests/Benchmarks/scroll.sh [--quick] [--self-test] [--photos N] [--binary PATH] [--against OLD]
+# --client: the same client made with ThumbdClient (thumbd-client-scroll: its preheat controller
+# and image manager) against scroll.py, both with prefetch at 2, 6 and 12 rows/s, each run on a
+# fresh server, one table (~3 minutes; --quick: 6 rows/s, 5 s runs).
+# Usage: Tests/Benchmarks/scroll.sh [--quick] [--self-test] [--client] [--photos N] [--binary PATH] [--against OLD]
 #   (default binary .build/release/thumbd, built as common.sh builds it; --binary is used as is)
 #   --against OLD: an A/B in one run: every run is made with OLD, then at once with the binary,
 #   labelled "A:" and "B:" (the calibration is the binary's), so a noisy machine slows both alike
@@ -29,15 +32,16 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 CORPUS="${THUMBD_CORPUS:-$ROOT/../shared/corpus}"
 PY=/usr/bin/python3
-QUICK=0; SELFTEST=0; PHOTOS=""; BINARY=""; AGAINST=""
+QUICK=0; SELFTEST=0; CLIENT=0; PHOTOS=""; BINARY=""; AGAINST=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --self-test) SELFTEST=1 ;;
+    --client) CLIENT=1 ;;
     --photos) PHOTOS="${2:?--photos N}"; shift ;;
     --binary) BINARY="${2:?--binary PATH}"; shift ;;
     --against) AGAINST="${2:?--against OLD}"; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -170,6 +174,34 @@ fi
 
 LIB="$WORK/library"
 make_library "$LIB" "$PHOTOS"
+
+if [ "$CLIENT" = 1 ]; then
+  # CLIENT_BINARY=PATH: that build of thumbd-client-scroll, as it is (else a release build)
+  CLIENT_BIN="${CLIENT_BINARY:-$ROOT/.build/release/thumbd-client-scroll}"
+  [ -n "${CLIENT_BINARY:-}" ] || (cd "$ROOT" && swift build -c release --product thumbd-client-scroll >/dev/null 2>&1) \
+    || { echo "release build of thumbd-client-scroll failed" >&2; exit 2; }
+  client_run() {  # client_run LABEL thumbd-client-scroll-args...: one run of the Swift client on a fresh server
+    local label="$1"; shift
+    start_server "$LIB" "$PHOTOS"
+    echo "== $label ($*)" >&2
+    "$CLIENT_BIN" --url "$URL" --label "$label" --json-out "$RESULTS" "$@" >/dev/null 2>"$WORK/client.err" \
+      || { cat "$WORK/client.err" >&2; stop_server; exit 2; }
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "thumbd died during '$label'" >&2; tail -n 50 "$WORK/server-$RUN_NO.log" >&2; exit 2; }
+    stop_server
+  }
+  echo "library: $PHOTOS photos; scroll.py against ThumbdClient (thumbd-client-scroll), binary $BINARY" >&2
+  LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+  for v in "${SPEEDS[@]}"; do
+    run "$LIB" "$PHOTOS" "scroll.py v=$v +prefetch" --speed "$v" --duration "$DURATION" --final-wait "$FINAL_WAIT" --prefetch
+    client_run "ThumbdClient v=$v +prefetch" --speed "$v" --duration "$DURATION" --final-wait "$FINAL_WAIT" --prefetch
+  done
+  echo
+  echo "scroll.py and ThumbdClient, $(date -u '+%Y-%m-%d %H:%M UTC'), $PHOTOS photos, $(nproc) cores; load avg at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$PY" "$HERE/scroll.py" --table "$RESULTS"
+  echo
+  cat "$RESULTS"
+  exit 0
+fi
 echo "library: $PHOTOS photos, hard links of ${#BIG[@]} corpus JPEGs of 8 MP or more; binary $BINARY${AGAINST:+ (B) against $AGAINST (A)}" >&2
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 T_START=$(date +%s)

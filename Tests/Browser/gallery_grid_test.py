@@ -13,9 +13,12 @@ sort apart too.
   and the README's size for the grid); the listing's versioned URLs are used; the DOM holds a
   few rows of cells, not the library.
 - preheat_prefetches_rows_ahead_and_stops_those_left_behind: the POST /prefetch ranges are
-  exactly the preheat rect's rows (visible rect grown by half a viewport each way), newly
-  entering rows only, recomputed after a third of a viewport and not before; jobs whose rows
+  exactly the preheat rect's rows (visible rect grown by half a viewport each way), rows no
+  job of the page holds only, recomputed after a third of a viewport and not before; jobs whose rows
   all left are stopped with DELETE /prefetch/{id}; each range is a job on the server.
+- preheat_plan_follows_the_shared_table: the page's preheatPlan (gallery-preheat.js) gives, for
+  each scroll position of Tests/Fixtures/preheat-cases.json, the prefetch starts and stops the
+  table says, as ThumbdClient's ThumbdPreheatRule does (ThumbdPreheatRuleTests).
 - column_switch_stops_all_prefetch_first: a switch sends DELETE /prefetch, which cancels the
   running jobs on the server, and only after its answer the new grid's preheat; the view then
   shows the new grid's thumbnails from the same place in the listing.
@@ -39,7 +42,7 @@ import struct
 import tempfile
 import time
 
-from harness import PHOTOS, Failure, NetworkLog, Server, at_end, browser, check, main, wait_for
+from harness import PHOTOS, ROOT, Failure, NetworkLog, Server, at_end, browser, check, main, wait_for
 
 GRIDS = {"1": (1179, 2358, "contain"), "3": (393, 393, "cover"), "5": (236, 236, "cover")}   # README, "Grids"
 
@@ -355,6 +358,45 @@ def preheat_prefetches_rows_ahead_and_stops_those_left_behind(binary, profile):
             check(on_server["state"] in ("cancelled", "done"), "stopped job %d is %s" % (job["id"], on_server["state"]))
 
 
+PREHEAT_TABLE_RUNNER = """
+    const table = arguments[0], failures = [];
+    for (const c of table.cases) {
+      const state = {rows: null, middle: 0, jobs: []};
+      const rows = Math.ceil(c.items / c.columns);
+      c.steps.forEach((step, number) => {
+        if (step.reset) { state.rows = null; state.jobs = []; return; }
+        if (step.failed) {
+          const job = state.jobs.find(j => j.start === step.failed[0] && j.end === step.failed[1]);
+          if (job) preheatForget(state, job);
+          return;
+        }
+        const plan = preheatPlan(state, step.top, step.height, rows, c.columns, c.items);
+        const start = JSON.stringify(plan.start.map(j => ({rows: [j.start, j.end], items: j.items, focus: j.focus})));
+        const stop = JSON.stringify(plan.stop.map(j => [j.start, j.end]));
+        // The table's objects, keys in the same order (Selenium may hand them over sorted).
+        const wanted = JSON.stringify(step.start.map(j => ({rows: j.rows, items: j.items, focus: j.focus})));
+        if (start !== wanted || stop !== JSON.stringify(step.stop)) {
+          failures.push(c.name + ', step ' + number + ' (top ' + step.top + '): start ' + start + ', stop ' + stop);
+        }
+      });
+    }
+    return failures;
+"""
+
+
+def preheat_plan_follows_the_shared_table(binary, profile):
+    """gallery-preheat.js' preheatPlan against Tests/Fixtures/preheat-cases.json, the table
+    ThumbdClient's ThumbdPreheatRule is tested against (ThumbdPreheatRuleTests): the page's own
+    function, run in Chromium on each case's scroll positions."""
+    page = Session.page(binary)
+    page.open()
+    with open(os.path.join(ROOT, "Tests", "Fixtures", "preheat-cases.json")) as f:
+        table = json.load(f)
+    check(len(table["cases"]) >= 7, "the table holds %d cases" % len(table["cases"]))
+    failures = page.js(PREHEAT_TABLE_RUNNER, table)
+    check(not failures, "preheatPlan differs from the table: " + "; ".join(failures))
+
+
 def column_switch_stops_all_prefetch_first(binary, profile):
     page = Session.page(binary)
     page.open()
@@ -596,6 +638,7 @@ def the_listing_asks_for_a_client_key(binary, profile):
 
 
 TESTS = [grid_shows_the_right_thumbnails_in_few_elements, preheat_prefetches_rows_ahead_and_stops_those_left_behind,
+         preheat_plan_follows_the_shared_table,
          column_switch_stops_all_prefetch_first, sort_order_changes_the_first_cells, stats_panel_matches_stats,
          scrolled_away_thumbnails_are_cancelled, stats_panel_asks_for_the_admin_token, the_listing_asks_for_a_client_key]
 

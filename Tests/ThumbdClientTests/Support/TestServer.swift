@@ -1,0 +1,124 @@
+import Foundation
+import Rendering
+import TestSupport
+import ThumbServer
+import ThumbdClient
+
+/// A real thumbd on 127.0.0.1 with an ephemeral port, in this process (as ThumbServerTests'
+/// `ServerHarness`), over its own cache directory; the library watch off (each is an inotify
+/// instance, and a test that changes the library rescans).
+final class TestServer: @unchecked Sendable {
+    let library: String
+    let cacheDirectory = NSTemporaryDirectory() + "thumbd-client-cache-\(UUID().uuidString)"
+    let thumbd: Thumbd
+    let port: UInt16
+
+    /// `renderer`: libvips unless a test gives a stand-in (`GatedRenderer`), which also turns
+    /// the placeholder backfill off (its renders are the test's to count).
+    init(library: String, renderer: any ThumbnailRendering = Renderer(), configure: (inout Config) -> Void = { _ in }) throws {
+        self.library = library
+        var config = Config()
+        config.library = library
+        config.port = 0
+        config.cacheDirectory = cacheDirectory
+        config.shutdownGraceSeconds = 2
+        config.thumbhashBackfill = renderer is Renderer
+        config.libraryWatch = false
+        configure(&config)
+        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer)
+        port = try thumbd.start()
+        let deadline = Date().addingTimeInterval(10)
+        while thumbd.service.index.completedScans == 0 && Date() < deadline { usleep(5_000) }
+    }
+
+    deinit {
+        let done = DispatchSemaphore(value: 0)
+        thumbd.shutdown { done.signal() }
+        _ = done.wait(timeout: .now() + 10)
+        try? FileManager.default.removeItem(atPath: cacheDirectory)
+    }
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+
+    /// A library object of this server.
+    func client(clientKey: String? = nil, clientID: String? = nil) -> ThumbdLibrary {
+        ThumbdLibrary(baseURL: baseURL, clientKey: clientKey, clientID: clientID)
+    }
+
+    /// The index looks at the library again (the watch is off): changes the test made are listed.
+    func rescan() { _ = thumbd.service.index.rescan() }
+}
+
+/// Real photos for the tests: the shared corpus' (`../shared/corpus`, or `$THUMBD_CORPUS`) when
+/// present, else the project's fixtures.
+enum Photos {
+    static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+        }
+        fatalError("no Package.swift above \(#filePath)")
+    }()
+
+    static let corpus: String? = {
+        let candidate = ProcessInfo.processInfo.environment["THUMBD_CORPUS"]
+            ?? URL(fileURLWithPath: packageRoot).deletingLastPathComponent().appendingPathComponent("shared/corpus").path
+        return FileManager.default.fileExists(atPath: candidate + "/photos") ? candidate : nil
+    }()
+
+    /// A corpus photo's path (`photos/…`), or the fixture of the same role when there is no corpus.
+    static func path(_ corpusName: String, fixture: String) -> String {
+        if let corpus, FileManager.default.fileExists(atPath: corpus + "/" + corpusName) { return corpus + "/" + corpusName }
+        return packageRoot + "/Tests/Fixtures/photos/" + fixture
+    }
+
+    /// A temporary library of `files` (name in the library → source path), each file's
+    /// modification time `modified` seconds after 2020-01-01 when given.
+    static func library(_ files: [(String, String)]) throws -> TemporaryDirectory {
+        let root = TemporaryDirectory("thumbd-client")
+        for (name, source) in files { try add(name, from: source, to: root) }
+        return root
+    }
+
+    static func add(_ name: String, from source: String, to root: TemporaryDirectory, modified: Date? = nil) throws {
+        root.write(name, Array(try Data(contentsOf: URL(fileURLWithPath: source))))
+        if let modified {
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: root.path + "/" + name)
+        }
+    }
+}
+
+/// Header facts from `vipsheader` (libvips-tools): the source's displayed size, worked out
+/// apart from the server.
+enum VipsHeader {
+    static func displaySize(_ path: String) -> (width: Int, height: Int)? {
+        guard let width = Int(field("width", path)), let height = Int(field("height", path)) else { return nil }
+        let orientation = Int(field("orientation", path)) ?? 1
+        return (5...8).contains(orientation) ? (height, width) : (width, height)
+    }
+
+    static func field(_ name: String, _ path: String) -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
+        process.arguments = ["-f", name, path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Waits, without sleeping a fixed time, until `condition` holds (asked every 10 ms, at most
+/// `seconds`); the last answer decides.
+func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return try await condition()
+}
