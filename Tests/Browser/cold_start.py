@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Measures the gallery's cold start (issue 28, item 4), not a test: thumbd started on a fresh
+library of 300 photos and 5 videos (gallery_layout_test's) with a fresh cache directory, the page
+opened in headless Chromium as soon as /healthz answers 200, and, from the page's navigation
+start: when the first /assets answered 200, how many answered 503 (index_building) before it,
+and when every cell in view had its thumbnail.
+
+usage: Tests/Browser/.venv/bin/python Tests/Browser/cold_start.py PATH-TO-THUMBD [RUNS]   (8 runs)
+"""
+
+import shutil
+import sys
+import tempfile
+import time
+import urllib.request
+
+from harness import Server, browser, wait_for
+from gallery_grid_test import Page
+from gallery_layout_test import photos_and_videos
+
+TIMES = """
+    const entries = performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname === '/assets');
+    const ok = entries.find(e => e.responseStatus === 200);
+    return {listed: ok ? ok.responseEnd : null, refused: entries.filter(e => e.responseStatus === 503).length,
+            now: performance.now()};
+"""
+
+
+class ColdServer(Server):
+    """thumbd ready as /healthz says, not waiting for its listing."""
+
+    def _wait_until_listed(self):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return True
+            except OSError:
+                pass
+            if self.process.poll() is not None:
+                return False
+            time.sleep(0.005)
+        return False
+
+
+def main():
+    binary, runs = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 8
+    profile = tempfile.mkdtemp(prefix="thumbd-chromium-")
+    driver = browser(profile, 1400, 900)
+    try:
+        for run in range(runs):
+            server = ColdServer(binary, photos_and_videos())
+            try:
+                driver.get(server.base + "/")
+                page = Page(server, driver)
+                wait_for("the listing", 30, lambda: page.js(TIMES)["listed"])
+                page.loaded()
+                times = page.js(TIMES)
+                print("run %d: listing at %4.0f ms after %d × 503; cells in view loaded by %4.0f ms"
+                      % (run + 1, times["listed"], times["refused"], times["now"]), flush=True)
+            finally:
+                server.stop()
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
