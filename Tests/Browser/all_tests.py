@@ -9,8 +9,9 @@ import gallery_loading_test
 import gallery_placeholder_test
 import gallery_reload_test
 import gallery_video_test
+import gallery_viewer_test
 from harness import main
 
 if __name__ == "__main__":
     main(gallery_reload_test.TESTS + gallery_grid_test.TESTS + gallery_placeholder_test.TESTS + gallery_video_test.TESTS
-         + gallery_layout_test.TESTS + gallery_loading_test.TESTS + gallery_follow_test.TESTS)
+         + gallery_layout_test.TESTS + gallery_viewer_test.TESTS + gallery_loading_test.TESTS + gallery_follow_test.TESTS)
