@@ -2,7 +2,7 @@
 """Measures the gallery's cold start (issue 28, item 4), not a test: thumbd started on a fresh
 library of 300 photos and 5 videos (gallery_layout_test's) with a fresh cache directory, the page
 opened in headless Chromium as soon as /healthz answers 200, and, from the page's navigation
-start: when the first /assets answered 200, how many answered 503 (index_building) before it,
+start: when the first /assets answered 200, how many answered before it (503 index_building),
 and when every cell in view had its thumbnail.
 
 usage: Tests/Browser/.venv/bin/python Tests/Browser/cold_start.py PATH-TO-THUMBD [RUNS]   (8 runs)
@@ -14,16 +14,11 @@ import tempfile
 import time
 import urllib.request
 
-from harness import Server, browser, wait_for
+from harness import Server, browser
 from gallery_grid_test import Page
 from gallery_layout_test import photos_and_videos
 
-TIMES = """
-    const entries = performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname === '/assets');
-    const ok = entries.find(e => e.responseStatus === 200);
-    return {listed: ok ? ok.responseEnd : null, refused: entries.filter(e => e.responseStatus === 503).length,
-            now: performance.now()};
-"""
+LOADED_AT = "return performance.now()"   # ms since the navigation started
 
 
 class ColdServer(Server):
@@ -52,13 +47,17 @@ def main():
         for run in range(runs):
             server = ColdServer(binary, photos_and_videos())
             try:
-                driver.get(server.base + "/")
                 page = Page(server, driver)
-                wait_for("the listing", 30, lambda: page.js(TIMES)["listed"])
+                mark = page.mark()
+                driver.get(server.base + "/")
                 page.loaded()
-                times = page.js(TIMES)
+                loaded = page.js(LOADED_AT)
+                document = page.since(mark, "GET", "/")[0]
+                listings = page.since(mark, "GET", "/assets")
+                ok = [r for r in listings if r["status"] == 200]
+                refused = [r for r in listings if r["status"] == 503]
                 print("run %d: listing at %4.0f ms after %d × 503; cells in view loaded by %4.0f ms"
-                      % (run + 1, times["listed"], times["refused"], times["now"]), flush=True)
+                      % (run + 1, 1000 * (ok[0]["answered"] - document["sent"]), len(refused), loaded), flush=True)
             finally:
                 server.stop()
     finally:

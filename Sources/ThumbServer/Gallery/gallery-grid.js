@@ -1,13 +1,12 @@
 // The grid's JavaScript. A virtual grid over the whole listing: at 3 and 5 columns square cells
 // of width / columns, the grid's width at most that where 3 columns show 3.4 rows (3 whole and
 // part of a 4th: a wide screen gets a grid about 0.88 times as wide as the view is tall,
-// centred); at 1 column rows as tall as the view is
-// wide, at most the view's height, each photo shown whole at its aspect ratio (the listing's
-// width/height) inside its row. Only the rows in the viewport and one beyond each edge are
-// elements, in a spacer as tall as all the rows (at most 15 million px; a taller grid scrolls
-// scaled). The listing comes in pages of 150 items as the scroll needs them (a first answer of
-// 503 `index_building` is asked again after 150 ms, then backing off). Each cell fetches the
-// versioned URL its item
+// centred); at 1 column rows as tall as the view is wide, at most the view's height, each photo
+// shown whole at its aspect ratio (the listing's width/height) inside its row. Only the rows in
+// the viewport and one beyond each edge are elements, in a spacer as tall as all the rows (at
+// most 15 million px; a taller grid scrolls scaled). The listing comes in pages of 150 items as
+// the scroll needs them (an answer of 503 `index_building` is asked again after 150 ms, then 1.5
+// times later each time up to its Retry-After). Each cell fetches the versioned URL its item
 // lists for the grid (`item.thumbnails[grid]`, never a URL built here), at most 4 at a time
 // (Chromium opens 6 connections per host: 2 stay free for `/assets`, `/prefetch` and `/stats`),
 // over the item's placeholder (gallery-placeholder.js), painted as its page of the listing
@@ -47,7 +46,7 @@ const MIN_ROWS = 3.4;          // rows 3 columns show at least (3 whole, part of
 const DWELL_MS = 100;          // a row this long in the DOM may load while the view moves slowly...
 const SLOW = 0.5;              // ...slower than this, in viewports a second
 const IDLE_MS = 100;           // no scroll for this long: the view has stopped, every cell may load
-const FIRST_RETRY_MS = 150;    // a 503 listing is asked again after this, doubling up to its Retry-After
+const FIRST_RETRY_MS = 150;    // a 503 listing is asked again after this, then 1.5 times longer up to its Retry-After
 
 const $ = id => document.getElementById(id);
 const view = {scroller: $('scroller'), grid: $('grid'), total: $('total'), status: $('status'),
@@ -138,7 +137,7 @@ async function loadPage(n) {
       view.status.textContent = 'indexing the library…';
       // Soon, since a scan often ends within the second Retry-After gives; then backing off to it.
       const seconds = Number(response.headers.get('Retry-After')) || 1;
-      setTimeout(schedule, Math.min(FIRST_RETRY_MS * 2 ** listingRetries++, Math.min(10, seconds) * 1000));
+      setTimeout(schedule, Math.min(FIRST_RETRY_MS * 1.5 ** listingRetries++, Math.min(10, seconds) * 1000));
       return;
     }
     listingRetries = 0;
