@@ -150,8 +150,9 @@ def desktop_rows_fit_the_screen(binary, profile):
         page.click('[data-columns="1"]')
         wait_for("1 column", 10, lambda: len({round(c["left"]) for c in page.loaded()}) >= 1
                  and page.js("return document.getElementById('grid').classList.contains('one')"))
-        for y in [0, 3000]:
-            page.scroll_to(y)
+        pitch = page.geometry()[1]
+        for row in range(12):   # the fixture photos twice over, each at the top of the view
+            page.scroll_to(row * pitch)
             cells = page.loaded()
             first = min(c["index"] for c in cells)
             items = server.listing(offset=first, limit=len(cells) + 2)["items"]
