@@ -3,8 +3,11 @@
 
 - a_fling_asks_only_for_the_cells_it_stops_on: on a phone (390x844, 3 columns), a fling scripted
   as iOS scrolls one (a flick at 9,000 px/s slowing by 0.998 a ms, each frame) over 2,000
-  photos; once it stopped, the thumbnail requests it caused are at most 1.5 per cell in view
-  at the end, and no more than 6 were for cells it only flew past.
+  photos; once it stopped, the thumbnail requests it caused are at most 2 per cell in view at
+  the end (the cells a row beyond each edge of the view load too), and at most 10 were for
+  cells it only flew past (neither in view nor a row from it at the end). Typically 1.3 and 0;
+  the room is for a machine so loaded that a frame stalls for 100 ms mid-fling, which the page
+  takes for a stop (main's gallery: 4.3 to 4.5 a cell, 36 to 49 flown past).
 - a_503_listing_is_asked_again_soon: the page's first /assets answers 503 index_building with
   Retry-After: 1 (a fresh index's first scan; answered by a wrapper of the page's fetch, so it
   does not depend on how fast thumbd scans): the page asks again within 500 ms of the 503
@@ -61,16 +64,16 @@ def a_fling_asks_only_for_the_cells_it_stops_on(binary, profile):
         cells = page.loaded()
         time.sleep(0.5)
         asked = [r for r in page.since(mark, "GET", "/thumbnails/")]
-        shown = {c["url"].lstrip("/") for c in cells}
-        passed = [r for r in asked if r["url"].split("//", 1)[1].split("/", 1)[1] not in shown]
+        near = {c["url"].lstrip("/") for c in page.cells() if c["url"]}   # in view, and a row beyond each edge
+        passed = [r for r in asked if r["url"].split("//", 1)[1].split("/", 1)[1] not in near]
         aborted = [r for r in asked if r["canceled"]]
         ratio = len(asked) / len(cells)
-        print("  fling to %d px in %.1f s: %d thumbnail requests (%d aborted, %d for cells flown past) for %d cells in view:"
+        print("  fling to %d px in %.1f s: %d thumbnail requests (%d aborted, %d for cells flown past: not in view nor a row from it) for %d cells in view:"
               " %.2f a cell" % (stop, flung, len(asked), len(aborted), len(passed), len(cells), ratio))
         check(stop > 3000, "the fling went only %d px" % stop)
-        check(ratio <= 1.5, "a fling asked %d thumbnails for %d cells in view at its end (%.1f a cell; %d aborted)"
+        check(ratio <= 2, "a fling asked %d thumbnails for %d cells in view at its end (%.1f a cell; %d aborted)"
               % (len(asked), len(cells), ratio, len(aborted)))
-        check(len(passed) <= 6, "a fling asked for %d thumbnails of cells it flew past" % len(passed))
+        check(len(passed) <= 10, "a fling asked for %d thumbnails of cells it flew past" % len(passed))
     finally:
         driver.quit()
 

@@ -12,7 +12,7 @@
 // over the item's placeholder (gallery-placeholder.js), painted as its page of the listing
 // arrives, which the thumbnail fades in over. A cell asks only once the view has settled on it,
 // as UICollectionView's prefetching does: its row has been in the DOM for 100 ms while the view
-// moves slower than half a viewport a second, or the view has not moved for 100 ms; so a fling
+// moves slower than 0.3 viewports a second, or the view has not moved for 100 ms; so a fling
 // asks for nothing it flies past. A cell that leaves before its thumbnail arrived is
 // cancelled: a waiting fetch is never sent, one under way is aborted (`AbortController`;
 // Chromium then closes its connection, where removing or blanking an `<img>` let queued requests
@@ -44,7 +44,8 @@ const MAX_LOADS = 4;           // thumbnail fetches under way at once
 const MAX_HEIGHT = 15e6;       // px, the tallest spacer (browsers stop laying out at 17-33 million)
 const MIN_ROWS = 3.4;          // rows 3 columns show at least (3 whole, part of a 4th): the grid's widest
 const DWELL_MS = 100;          // a row this long in the DOM may load while the view moves slowly...
-const SLOW = 0.5;              // ...slower than this, in viewports a second
+const SLOW = 0.3;              // ...slower than this, in viewports a second (a fling at iOS's
+                               // deceleration glides 0.15 of a viewport more: less than a row)
 const IDLE_MS = 100;           // no scroll for this long: the view has stopped, every cell may load
 const FIRST_RETRY_MS = 150;    // a 503 listing is asked again after this, then 1.5 times longer up to its Retry-After
 
