@@ -57,7 +57,7 @@ def the_open_page_follows_the_library(binary, profile):
             names = [c["alt"] for c in shown]
             return shown if names[:1] == ["new.jpg"] and "p04.jpg" not in names and all(
                 c["state"] == "loaded" for c in shown if c["visible"]) else None
-        shown = wait_for("the deleted photo gone and the new one shown", 13, followed)
+        shown = wait_for("the deleted photo gone and the new one shown", 15, followed)
         print("  the page followed a delete and an add in %.1f s" % (time.time() - changed))
         check([c["alt"] for c in shown[:6]] == ["new.jpg", "p00.jpg", "p01.jpg", "p02.jpg", "p03.jpg", "p05.jpg"],
               "after the change the first cells are %s" % [c["alt"] for c in shown[:6]])

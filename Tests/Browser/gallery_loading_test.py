@@ -10,8 +10,8 @@
   takes for a stop (main's gallery: 4.3 to 4.5 a cell, 36 to 49 flown past).
 - a_503_listing_is_asked_again_soon: the page's first /assets answers 503 index_building with
   Retry-After: 1 (a fresh index's first scan; answered by a wrapper of the page's fetch, so it
-  does not depend on how fast thumbd scans): the page asks again within 500 ms of the 503
-  (150 ms, and a frame), not a second after it, and shows the grid.
+  does not depend on how fast thumbd scans): the page asks again within 700 ms of the 503
+  (150 ms and a frame; the room is for a loaded machine), not a second after it, and shows the grid.
 
 Run through Tests/Browser/run.sh, or alone: gallery_loading_test.py PATH-TO-THUMBD.
 """
@@ -110,7 +110,7 @@ def a_503_listing_is_asked_again_soon(binary, profile):
         asked, refused = page.js("return [window.listingAsked, window.refusedAt]")
         check(len(asked) >= 2, "the listing was asked %d times" % len(asked))
         print("  the listing was asked again %.0f ms after its 503" % (asked[1] - refused))
-        check(asked[1] - refused <= 500, "after a 503 (Retry-After: 1) the page asked again %.0f ms later"
+        check(asked[1] - refused <= 700, "after a 503 (Retry-After: 1) the page asked again %.0f ms later"
               % (asked[1] - refused))
     finally:
         driver.quit()
