@@ -80,7 +80,8 @@ let package = Package(
                 resources: [
                     .embedInCode("Gallery/gallery.html"), .embedInCode("Gallery/gallery.css"),
                     .embedInCode("Gallery/gallery-placeholder.js"), .embedInCode("Gallery/gallery-grid.js"),
-                    .embedInCode("Gallery/gallery-preheat.js"), .embedInCode("Gallery/gallery-stats.js"),
+                    .embedInCode("Gallery/gallery-preheat.js"), .embedInCode("Gallery/gallery-library.js"),
+                    .embedInCode("Gallery/gallery-viewer.js"), .embedInCode("Gallery/gallery-stats.js"),
                 ]),
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
         .target(name: "Cluster", dependencies: ["CZlib", "Locking"]),

@@ -8,7 +8,9 @@
 /// The page is the files beside this one, written as a browser reads them: `gallery.html` links
 /// `gallery.css` and loads `gallery-placeholder.js` (each item's thumbhash painted under its
 /// thumbnail), `gallery-grid.js` (grid, loading), `gallery-preheat.js` (range prefetch ahead of
-/// the view) and `gallery-stats.js` (the panel and its chart), in that order. They are embedded
+/// the view), `gallery-library.js` (the listing walked for counts and followed while the page is
+/// open), `gallery-viewer.js` (a tapped photo shown large) and `gallery-stats.js` (the panel and
+/// its chart), in that order. They are embedded
 /// in the binary at build (Package.swift, `.embedInCode`: SwiftPM's `PackageResources`), so
 /// nothing is read from disk at run time, and the page served has them inlined (`inlined`).
 enum GalleryPage {
@@ -21,6 +23,8 @@ enum GalleryPage {
         "gallery-placeholder.js": PackageResources.gallery_placeholder_js,
         "gallery-grid.js": PackageResources.gallery_grid_js,
         "gallery-preheat.js": PackageResources.gallery_preheat_js,
+        "gallery-library.js": PackageResources.gallery_library_js,
+        "gallery-viewer.js": PackageResources.gallery_viewer_js,
         "gallery-stats.js": PackageResources.gallery_stats_js,
     ]
 

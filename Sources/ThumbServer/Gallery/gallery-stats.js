@@ -3,7 +3,9 @@
 // disk hits) / lookups (README, "/stats": lookups are memory hits + misses), and a chart of the
 // last 3 minutes drawn as inline SVG: per second, the hit ratio of that second's lookups (a gap
 // when there were none) and the renders run. A 401 (the server has an `admin_token`) shows a
-// note and a field for the token instead of the numbers.
+// note and a field for the token instead of the numbers. The header's Stats button shows or
+// hides the panel, remembered in localStorage (by default hidden on a narrow screen, where it
+// would take the grid's room); while it is hidden, or the page is, `/stats` is read every 10 s.
 'use strict';
 
 const CHART_SAMPLES = 180;    // one a second: 3 minutes
@@ -92,15 +94,41 @@ function showRefused() {
   $('stats-body').hidden = true;
 }
 
-/** Shows the key field: `/stats` or, with client_keys, the listing answered 401. */
+/** Shows the key field: `/stats` or, with client_keys, the listing answered 401 (the panel is
+ *  shown for it, not remembered). */
 function askForKey() {
   $('stats-refused').hidden = false;
+  if (api.listingNeedsKey) showPanel(true, false);
+}
+
+// ---- The panel shown or hidden (the header's Stats button).
+
+const PANEL_KEY = 'thumbd.gallery.panel';   // localStorage: 'open' or 'closed'
+const panelShown = () => !document.body.classList.contains('panel-closed');
+
+function showPanel(open, remember) {
+  document.body.classList.toggle('panel-closed', !open);
+  $('panel-toggle').setAttribute('aria-expanded', String(open));
+  if (remember) {
+    try { localStorage.setItem(PANEL_KEY, open ? 'open' : 'closed'); } catch (error) { /* storage off */ }
+  }
+  if (open) pollStats();
+}
+
+function rememberedPanel() {
+  try {
+    const remembered = localStorage.getItem(PANEL_KEY);
+    if (remembered === 'open' || remembered === 'closed') return remembered === 'open';
+  } catch (error) {
+    // storage off: the default
+  }
+  return !matchMedia('(max-width: 760px)').matches;
 }
 
 async function pollStats() {
   clearTimeout(stats.timer);
   const started = performance.now();
-  let period = 1000;
+  let period = panelShown() && !document.hidden ? 1000 : 10000;
   try {
     const response = await fetch('/stats', {cache: 'no-store', headers: api.headers(), signal: AbortSignal.timeout(5000)});
     if (response.status === 401) {
@@ -125,4 +153,7 @@ $('token-form').addEventListener('submit', event => {
   pollStats();
   schedule();   // the listing's pages a 401 left unloaded
 });
-pollStats();
+$('panel-toggle').addEventListener('click', () => showPanel(!panelShown(), true));
+document.addEventListener('visibilitychange', () => { if (!document.hidden && panelShown()) pollStats(); });
+showPanel(rememberedPanel(), false);
+if (!panelShown()) pollStats();

@@ -1,0 +1,145 @@
+// The listing followed while the page stays open (the server has no change feed: docs/API.md,
+// "Listing", `generation`). A library of up to 20,000 items is walked whole in the background,
+// by cursor pages (`next`) of 1,000, once its first page is shown: that gives the header its
+// counts by the items' `type` ("300 photos, 5 videos") and a copy of the listing to diff. Every
+// 10 s while the page is visible, and as it becomes visible again, `/assets?limit=0` tells the
+// listing's generation; when it changed, the listing is walked again and the grid updated in
+// place, by the items' `url` (their exact names): removed items go, new ones come in their
+// places, changed ones (another size or version, so another thumbnail URL) load again, cells
+// whose thumbnail stays are moved as they are, and the item at the top of the view stays where
+// it is on screen. A bigger library is not walked: the header says "N items", and a change
+// reloads the listing's pages where the view is. It reads the grid's state (gallery-grid.js)
+// when called, so it follows that script.
+'use strict';
+
+const WALK_LIMIT = 20000;      // items: a bigger library is not walked
+const WALK_PAGE = 1000;        // items per /assets request of a walk
+const REFRESH_MS = 10000;      // how often an open, visible page asks whether the listing changed
+
+const library = {
+  items: null,        // the whole listing in the grid's sort, once walked (else the grid's pages)
+  sort: null,         // the sort of `items`
+  generation: null,   // the listing's generation the page shows
+  counts: null,       // {photos, videos}, from the last walk
+  walking: false,     // a walk under way
+  timer: 0,
+};
+
+/** The header's count: by type once walked, else the listing's total. */
+function showTotal() {
+  if (grid.total === null) return;
+  const plural = (n, one, many) => count(n) + (n === 1 ? one : many);
+  view.total.textContent = library.counts
+    ? plural(library.counts.photos, ' photo', ' photos') + (library.counts.videos ? ', ' + plural(library.counts.videos, ' video', ' videos') : '')
+    : plural(grid.total, ' item', ' items');
+}
+
+/** A listing page's `generation` and `total` (gallery-grid.js, loadPage): the first one starts
+ *  the walk; another generation than the one shown means the library changed. */
+function heardGeneration(generation, total) {
+  if (library.generation === null) library.generation = generation;
+  showTotal();
+  if (generation !== library.generation || library.items === null) refresh(generation);
+}
+
+/** The whole listing in the grid's sort, by cursor pages: {items, generation, sort}, or null
+ *  (refused, failed, or the sort changed meanwhile). Its generation is its first page's: a change
+ *  during the walk is seen again by the next look. */
+async function walkListing() {
+  const sort = grid.sort, items = [];
+  let after = null, generation = null;
+  do {
+    const response = await fetch('/assets?sort=' + sort + '&limit=' + WALK_PAGE + (after ? '&after=' + after : ''),
+                                 {cache: 'no-store', headers: api.headers()});
+    if (!response.ok || grid.sort !== sort) return null;
+    const page = await response.json();
+    if (grid.sort !== sort) return null;
+    if (generation === null) generation = page.generation;
+    for (const item of page.items) items.push(item);
+    after = page.next;
+  } while (after && items.length <= WALK_LIMIT);
+  return {items, generation, sort};
+}
+
+/** Brings the grid to the listing as it is now; `generation`: the one just heard, if known. */
+async function refresh(generation) {
+  if (library.walking || grid.total === null) return;
+  if (grid.total > WALK_LIMIT) {   // not walked: the pages where the view is are loaded again
+    if (generation !== undefined && generation !== library.generation) {
+      library.generation = generation;
+      for (const [key, page] of [...pages]) if (isLoaded(page)) pages.delete(key);
+      for (const row of [...rows.values()]) dropRow(row);
+      schedule();
+    }
+    return;
+  }
+  library.walking = true;
+  try {
+    const walked = await walkListing();
+    if (walked && walked.sort === grid.sort && walked.items.length <= WALK_LIMIT) apply(walked);
+  } catch (error) {
+    // the server is away: the next look tries again
+  } finally {
+    library.walking = false;
+  }
+}
+
+/** Shows a walked listing: the item at the top of the view (or the first one after it still
+ *  listed) keeps its place on screen, cells whose thumbnail URL stays keep their element. */
+function apply(walked) {
+  const c = grid.columns, top = virtualTop();
+  const row = grid.pitch ? Math.floor(top / grid.pitch) : 0, into = top - row * grid.pitch;
+  const where = new Map(walked.items.map((item, i) => [item.url, i]));
+  let anchor = null;
+  for (let i = row * c; i < (grid.total || 0) && anchor === null; i++) {
+    const item = itemAt(i);
+    if (!item) break;
+    if (where.has(item.url)) anchor = where.get(item.url);
+  }
+  // Cells that keep their thumbnail are moved, the others are let go.
+  const kept = new Map();
+  for (const shown of [...rows.values()]) {
+    for (const cell of shown.cells) {
+      if (cell.url !== null && !kept.has(cell.url)) kept.set(cell.url, cell); else cancel(cell);
+    }
+    shown.element.remove();
+    rows.delete(shown.number);
+  }
+  library.items = walked.items;
+  library.sort = walked.sort;
+  library.generation = walked.generation;
+  library.counts = {photos: 0, videos: 0};
+  for (const item of walked.items) library.counts[item.type === 'video' ? 'videos' : 'photos']++;
+  pages.clear();
+  grid.total = walked.items.length;
+  showTotal();
+  layout();
+  if (anchor !== null) scrollToVirtual(Math.floor(anchor / c) * grid.pitch + into);
+  reuse = kept;
+  render();   // now, so no frame shows the grid empty
+  reuse = null;
+  for (const cell of kept.values()) if (!cell.element.isConnected) cancel(cell);
+}
+
+/** Asks whether the listing changed (`limit=0`: just its generation), while the page is seen. */
+async function look() {
+  clearTimeout(library.timer);
+  library.timer = 0;
+  if (document.hidden) return;   // looked at again when the page is shown
+  try {
+    if (grid.total !== null && !library.walking && !api.listingNeedsKey) {
+      const response = await fetch('/assets?sort=' + grid.sort + '&limit=0', {cache: 'no-store', headers: api.headers()});
+      if (response.ok) {
+        const {generation} = await response.json();
+        if (generation !== library.generation) await refresh(generation);
+      }
+    }
+  } catch (error) {
+    // the server is away: the next look tries again
+  }
+  clearTimeout(library.timer);
+  library.timer = setTimeout(look, REFRESH_MS);
+}
+
+document.addEventListener('visibilitychange', () => { if (!document.hidden) look(); else clearTimeout(library.timer); });
+library.timer = setTimeout(look, REFRESH_MS);
