@@ -87,7 +87,8 @@ class Soak:
         self.stop = threading.Event()
         self.samples = []            # dicts, one per second
         self.fivexx = {}             # "status code" -> count, side clients
-        self.side = {"requests": 0, "gone_away": 0, "paging_walks": 0, "paging_duplicates": 0,
+        self.side_statuses = {}
+        self.side = {"requests": 0, "gone_away": 0, "paging_walks": 0, "paging_repeats": 0,
                      "video_requests": 0, "video_ok": 0}
         self.changes = {"replaced": 0, "renamed": 0, "deleted": 0, "checks": 0, "inconclusive": 0}
         self.stale = []              # what went wrong, one sentence each
@@ -98,6 +99,7 @@ class Soak:
         status, h, b = fetch(self.a.port, path, method, headers, body)
         with self.lock:
             self.side["requests"] += 1
+            self.side_statuses[status] = self.side_statuses.get(status, 0) + 1
             if status >= 500:
                 key = f"{status} {error_code(b)}"
                 self.fivexx[key] = self.fivexx.get(key, 0) + 1
@@ -130,7 +132,9 @@ class Soak:
                 pass
 
     def paging_loop(self):
-        """Cursor paging through the whole listing; a walk must not show an item twice."""
+        """Cursor paging through the whole listing, counting items a walk showed twice (info: a
+        photo the change loop replaced takes the new photo's date, so it may move down the
+        listing past the walk's cursor and legitimately show again)."""
         while not self.stop.wait(1.0):
             seen, after, pages = set(), None, 0
             while not self.stop.is_set() and pages < 100:
@@ -142,7 +146,7 @@ class Soak:
                 for item in d["items"]:
                     if item["path"] in seen:
                         with self.lock:
-                            self.side["paging_duplicates"] += 1
+                            self.side["paging_repeats"] += 1
                     seen.add(item["path"])
                 pages += 1
                 after = d.get("next")
@@ -305,20 +309,33 @@ class Soak:
         sampler.start()
         for t in threads:
             t.start()
-        env = dict(os.environ, SOAK_WRK_OUT=os.path.join(a.work, "wrk.json"))
-        wrk = subprocess.run(["wrk", "-t2", f"-c{a.connections}", f"-d{a.duration}s", "--timeout", "30s",
-                              "-s", a.lua, f"http://127.0.0.1:{a.port}", "--"] + a.etags, env=env,
-                             capture_output=True, text=True)
+        # Two wrk processes (soak.lua): the front mix (hits, 304s, WebP, bad requests, pages) on
+        # most connections, the back mix (misses, prefetch starts and stops) on a few.
+        procs = {}
+        for mix, conns in (("front", a.connections - a.back_connections), ("back", a.back_connections)):
+            env = dict(os.environ, SOAK_WRK_OUT=os.path.join(a.work, f"wrk-{mix}.json"))
+            procs[mix] = subprocess.Popen(
+                ["wrk", "-t1", f"-c{conns}", f"-d{a.duration}s", "--timeout", "30s", "-s", a.lua,
+                 f"http://127.0.0.1:{a.port}", "--", mix] + a.etags,
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        outputs = {mix: p_.communicate()[0] for mix, p_ in procs.items()}
         self.stop.set()
         for t in threads:
             t.join(30)
         sampler.join(5)
-        open(os.path.join(a.work, "wrk.txt"), "w").write(wrk.stdout + wrk.stderr)
-        try:
-            self.wrk = json.load(open(os.path.join(a.work, "wrk.json")))
-        except (OSError, ValueError):
-            print(wrk.stdout + wrk.stderr)
-            sys.exit("soak: wrk left no summary")
+        self.wrk = {"requests": 0, "statuses": {}, "fivexx": {}, "errors": {}, "by_mix": {}}
+        for mix, out in outputs.items():
+            open(os.path.join(a.work, f"wrk-{mix}.txt"), "w").write(out)
+            try:
+                w = json.load(open(os.path.join(a.work, f"wrk-{mix}.json")))
+            except (OSError, ValueError):
+                print(out)
+                sys.exit(f"soak: wrk ({mix}) left no summary")
+            self.wrk["by_mix"][mix] = w["requests"]
+            self.wrk["requests"] += w["requests"]
+            for key in ("statuses", "fivexx", "errors"):
+                for k, v in w[key].items():
+                    self.wrk[key][k] = self.wrk[key].get(k, 0) + v
         # Idle: no render or write under way, so the directories, the replay and /stats agree.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -425,17 +442,20 @@ class Soak:
 
         w = self.wrk
         print()
-        print(f"soak: {a.duration} s, wrk -t2 -c{a.connections}: {w['requests']} requests "
-              f"({w['requests'] / max(1, a.duration):.0f}/s), statuses {dict(sorted(w['statuses'].items()))}, "
+        print(f"soak: {a.duration} s, wrk at {a.connections} connections ({a.back_connections} of them misses and "
+              f"prefetches): {w['requests']} requests ({w['requests'] / max(1, a.duration):.0f}/s; "
+              f"front {w['by_mix']['front']}, back {w['by_mix']['back']}), statuses {dict(sorted(w['statuses'].items()))}, "
               f"socket errors {w['errors']}")
         f = self.final or {}
-        print(f"side clients: {self.side}; changes: {self.changes}")
+        print(f"side clients: {self.side}, statuses {dict(sorted(self.side_statuses.items()))}; changes: {self.changes}")
         if f:
             print("server: renders %d (refused %d, abandoned %d, derived %d), memory evictions %d, disk evictions %d, "
                   "disk write_errors %d, 499s %s" % (
                       f["renders"]["total"], f["renders"]["refused"], f["renders"]["abandoned"], f["renders"]["derived"],
                       f["memory_cache"]["evictions"], f["disk_cache"]["evictions"], f["disk_cache"]["write_errors"],
                       f["requests"]["by_status"].get("499", 0)))
+        if o and o["differ_count"]:
+            print(f"observer: {o['differ_count']} files differ between the replay and a walk (path, replay, walk): {o['differ']}")
         if o:
             print(f"disk tier by st_blocks (du's count, info): peak {o['peak_st_blocks_bytes']} B; "
                   f"files first seen by a shard's listing: {o['found_by_listing']}")
@@ -473,6 +493,7 @@ def main():
     p.add_argument("--lua", required=True)
     p.add_argument("--duration", type=int, default=60)
     p.add_argument("--connections", type=int, default=256)
+    p.add_argument("--back-connections", type=int, default=16)
     p.add_argument("--change-interval", type=float, default=1.0)
     p.add_argument("--change-photos", nargs="+", required=True)
     p.add_argument("--videos", nargs="*", default=[])

@@ -78,7 +78,9 @@ until [ "$(curl -fs "http://127.0.0.1:$PORT/assets?limit=0" | sed -E 's/.*"total
 # The 256 shards made before any write (the server makes each on its first write; an empty one
 # is what it would make), so that inotify sees every file from its creation, as in
 # DiskCacheLimitTests: inotify is not recursive, and a shard made later would be watched late.
-for i in $(seq 0 255); do mkdir -p "$CACHE/entries/$(printf '%02x' "$i")"; done
+# SOAK_NO_SHARDS=1 leaves them to the server: the observer then misses the files renamed into a
+# shard before it watched it, and the judge says it was blind (the row "observer kept track").
+[ -n "${SOAK_NO_SHARDS:-}" ] || for i in $(seq 0 255); do mkdir -p "$CACHE/entries/$(printf '%02x' "$i")"; done
 python3 "$HERE/soak_observer.py" "$CACHE" "$WORK/events" "$WORK/observer.json" "$WORK/observer.ready" &
 OBSERVER=$!
 for _ in $(seq 100); do [ -f "$WORK/observer.ready" ] && break; sleep 0.1; done

@@ -256,6 +256,7 @@ def replay(events_path, root):
         per_second[s] = max(per_second.get(s, 0), total)
     # Where the directories are now, by the same rule, to check that the replay kept track.
     walk = walk_blocks = 0
+    on_disk = {}
     for rel in ["tmp"] + ["entries/" + n for n in os.listdir(root + "/entries")]:
         d = root + "/" + rel
         if not os.path.isdir(d) or os.path.islink(d):
@@ -266,9 +267,15 @@ def replay(events_path, root):
             except OSError:
                 continue
             if (st.st_mode & 0o170000) == 0o100000:
+                on_disk[rel + "/" + name] = cost(st.st_size)
                 walk += cost(st.st_size)
                 walk_blocks += st.st_blocks * 512
+    # Where the replay and the walk differ (the first few): path, replayed bytes, walked bytes.
+    differ = [(p, cost(files[at[p]].size) if p in at else None, on_disk.get(p))
+              for p in sorted(set(at) | set(on_disk))
+              if (cost(files[at[p]].size) if p in at else None) != on_disk.get(p)]
     return {
+        "differ": differ[:5], "differ_count": len(differ),
         "events": len(lines), "files": len(files), "peak_bytes": peak, "peak_at_s": round(peak_t, 1),
         "peak_st_blocks_bytes": peak_blocks, "final_bytes": total, "final_st_blocks_bytes": total_blocks,
         "walk_bytes": walk, "walk_st_blocks_bytes": walk_blocks, "unsized_files": unsized,
