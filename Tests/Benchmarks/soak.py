@@ -217,11 +217,14 @@ class Soak:
             path, photo = f"changing/c{i:02d}.jpg", photos[i % len(photos)]
             files[path] = photo
         n = 100
+        # One of each change first (a short or starved run still tries each), then 60% replaced,
+        # 20% renamed, 20% deleted (and another photo added).
+        first = [0.0, 0.7, 0.9]
         while not self.stop.wait(self.a.change_interval):
             path = rng.choice(sorted(files))
             photo = files[path]
             self.check(path, photo, "before a change")   # now cached (memory, disk)
-            op = rng.random()
+            op = first.pop(0) if first else rng.random()
             if op < 0.6:
                 # Replace with another photo whose thumbnail has other dimensions and bytes.
                 other = rng.choice([p for p in photos if self.refs[p][1] != self.refs[photo][1]])
@@ -337,7 +340,7 @@ class Soak:
                 for k, v in w[key].items():
                     self.wrk[key][k] = self.wrk[key].get(k, 0) + v
         # Idle: no render or write under way, so the directories, the replay and /stats agree.
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             st = self.stats()
             if st and st["renders"]["in_flight"] == 0 and st["renders"]["queued"] == 0 \
@@ -346,12 +349,19 @@ class Soak:
             time.sleep(0.5)
         time.sleep(1)
         self.final = self.stats()
-        os.kill(a.observer_pid, signal.SIGTERM)
-        result = os.path.join(a.work, "observer.json")
-        deadline = time.monotonic() + 120
-        while not os.path.exists(result) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        self.observer = json.load(open(result)) if os.path.exists(result) else None
+        # The server stopped (SIGSTOP) while the observer reads its last events and walks the
+        # directories, so that a write still under way (a render that outlived its clients)
+        # cannot land between the two and make them differ.
+        os.kill(a.pid, signal.SIGSTOP)
+        try:
+            os.kill(a.observer_pid, signal.SIGTERM)
+            result = os.path.join(a.work, "observer.json")
+            deadline = time.monotonic() + 120
+            while not os.path.exists(result) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            self.observer = json.load(open(result)) if os.path.exists(result) else None
+        finally:
+            os.kill(a.pid, signal.SIGCONT)
         if a.samples_out:
             json.dump({"samples": self.samples, "observer": self.observer, "final": self.final}, open(a.samples_out, "w"))
         return self.judge()

@@ -20,10 +20,10 @@
 SECONDS_ARG=600
 BINARY=""
 JUDGE=()
+case "${1:-}" in [0-9]*) SECONDS_ARG="$1"; shift ;; esac
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) BINARY="$2"; shift 2 ;;
-    [0-9]*) SECONDS_ARG="$1"; shift ;;
     *) JUDGE+=("$1"); shift ;;
   esac
 done
