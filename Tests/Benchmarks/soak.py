@@ -117,7 +117,7 @@ class Soak:
     def gone_away_loop(self):
         """Clients that send a miss and close at once, or after a few ms (the server counts 499)."""
         rng = random.Random(1)
-        while not self.stop.wait(0.25):
+        while not self.stop.wait(0.5):
             path = "/thumbnails/%s/s%04d.jpg%s" % (rng.choice("135"), rng.randrange(20, 2000),
                                                    rng.choice(["", "?format=webp"]))
             try:
@@ -503,7 +503,7 @@ def main():
     p.add_argument("--lua", required=True)
     p.add_argument("--duration", type=int, default=60)
     p.add_argument("--connections", type=int, default=256)
-    p.add_argument("--back-connections", type=int, default=16)
+    p.add_argument("--back-connections", type=int, default=4)
     p.add_argument("--change-interval", type=float, default=1.0)
     p.add_argument("--change-photos", nargs="+", required=True)
     p.add_argument("--videos", nargs="*", default=[])

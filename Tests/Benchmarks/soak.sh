@@ -4,7 +4,7 @@
 # photos x grids x formats, bad requests, /assets pages, range prefetch starts and stops) with side
 # clients (clients that go away mid-request, cursor paging through the listing, video posters when
 # ffmpeg is there to make two clips, and photos replaced, renamed and deleted under the server),
-# against a small memory tier (8 MiB) and disk tier (40 MiB) so that eviction runs all the time.
+# against a small memory tier (8 MiB) and disk tier (16 MiB) so that eviction runs all the time.
 # An inotify observer (soak_observer.py) replays every file the disk tier creates, renames and
 # deletes; soak.py samples the server every second and prints a table of each limit against what
 # was measured, and exits 1 naming every limit crossed (the rules are at the top of soak.py).
@@ -72,7 +72,7 @@ fi
 EXPECTED=$((2000 + ${#CHANGE_PHOTOS[@]} + 12 + ${#VIDEOS[@]}))
 
 # shellcheck disable=SC2086
-start_server "$LIB" "$PORT" --memory-cache-bytes 8388608 --disk-cache-bytes 41943040 ${SOAK_SERVER_ARGS:-}
+start_server "$LIB" "$PORT" --memory-cache-bytes 8388608 --disk-cache-bytes 16777216 ${SOAK_SERVER_ARGS:-}
 CACHE="$WORK/cache-$PORT"
 until [ "$(curl -fs "http://127.0.0.1:$PORT/assets?limit=0" | sed -E 's/.*"total":([0-9]+).*/\1/')" = "$EXPECTED" ]; do sleep 0.2; done
 # The 256 shards made before any write (the server makes each on its first write; an empty one
