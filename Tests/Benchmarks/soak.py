@@ -339,8 +339,10 @@ class Soak:
             for key in ("statuses", "fivexx", "errors"):
                 for k, v in w[key].items():
                     self.wrk[key][k] = self.wrk[key].get(k, 0) + v
-        # Idle: no render or write under way, so the directories, the replay and /stats agree.
-        deadline = time.monotonic() + 60
+        # Idle: every prefetch job stopped, and no render or write under way (up to 20 s).
+        for client in range(1, 9):
+            fetch(a.port, "/prefetch", "DELETE", {"Thumbd-Client-Id": f"soak-{client}"})
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             st = self.stats()
             if st and st["renders"]["in_flight"] == 0 and st["renders"]["queued"] == 0 \

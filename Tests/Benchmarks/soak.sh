@@ -65,7 +65,7 @@ VIDEOS=()
 if command -v ffmpeg >/dev/null; then
   mkdir -p "$LIB/videos"
   for v in 1 2; do
-    ffmpeg -loglevel error -f lavfi -i "testsrc2=size=640x360:rate=25" -t 2 -pix_fmt yuv420p "$LIB/videos/clip$v.mp4" \
+    ffmpeg -loglevel error -f lavfi -i "testsrc2=size=640x360:rate=25" -t 1 -pix_fmt yuv420p "$LIB/videos/clip$v.mp4" \
       && VIDEOS+=("videos/clip$v.mp4")
   done
 fi
@@ -86,11 +86,13 @@ OBSERVER=$!
 for _ in $(seq 100); do [ -f "$WORK/observer.ready" ] && break; sleep 0.1; done
 [ -f "$WORK/observer.ready" ] || { echo "soak: the inotify observer did not start" >&2; exit 2; }
 
-# The 20 hot thumbnails, rendered once; their ETags for the 304s.
+# The 20 hot thumbnails, rendered once in JPEG and in WebP (so that the front mix is all hits);
+# their ETags for the 304s.
 ETAGS=()
 for i in $(seq 0 19); do
-  ETAGS+=("$(curl -fs -D - -o /dev/null "http://127.0.0.1:$PORT/thumbnails/5/$(printf 's%04d' "$i").jpg" \
-    | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" {print $2}')")
+  url="http://127.0.0.1:$PORT/thumbnails/5/$(printf 's%04d' "$i").jpg"
+  ETAGS+=("$(curl -fs -D - -o /dev/null "$url" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" {print $2}')")
+  curl -fs -o /dev/null -H 'Accept: image/webp,image/*' "$url"
 done
 echo "soak: setup took $(( ($(now_ms) - t_setup) / 1000 )) s; ${SECONDS_ARG} s of load on $THUMBD ($(nproc) cores, load avg $(cut -d' ' -f1-3 /proc/loadavg))"
 set +e
