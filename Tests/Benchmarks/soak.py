@@ -106,8 +106,9 @@ class Soak:
         return status, h, b
 
     def get_retrying(self, path):
-        """GET, retried on a documented 503 (with its Retry-After) for up to 20 s."""
-        deadline = time.monotonic() + 20
+        """GET, retried on a documented 503 (with its Retry-After) for up to 45 s: a render
+        that outlived render_timeout_seconds (30) is asked again once."""
+        deadline = time.monotonic() + 45
         while True:
             status, h, b = self.get(path)
             if status != 503 or error_code(b) not in DOCUMENTED_503 or time.monotonic() > deadline:
@@ -115,11 +116,16 @@ class Soak:
             time.sleep(min(float(h.get("retry-after", "1")), 1.0))
 
     def gone_away_loop(self):
-        """Clients that send a miss and close at once, or after a few ms (the server counts 499)."""
+        """Clients that send a request and close at once, or after a few ms (the server counts
+        499), once a second: every other one a miss, the others a hot thumbnail (whose answer
+        is on its way when the client goes)."""
         rng = random.Random(1)
-        while not self.stop.wait(0.5):
-            path = "/thumbnails/%s/s%04d.jpg%s" % (rng.choice("135"), rng.randrange(20, 2000),
-                                                   rng.choice(["", "?format=webp"]))
+        k = 0
+        while not self.stop.wait(1.0):
+            k += 1
+            path = ("/thumbnails/%s/s%04d.jpg%s" % (rng.choice("135"), rng.randrange(20, 2000),
+                                                    rng.choice(["", "?format=webp"]))
+                    if k % 2 else "/thumbnails/5/s%04d.jpg" % rng.randrange(20))
             try:
                 s = socket.create_connection(("127.0.0.1", self.a.port), timeout=5)
                 s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
