@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The soak's load and its judge (Tests/Benchmarks/soak.sh starts the server and runs this).
 
-Drives DURATION seconds of wrk (the mix in soak.sh's Lua script) with side clients beside it,
+Drives DURATION seconds of two wrk processes (the mixes in soak.lua) with side clients beside them,
 samples the server every second, and judges it against its limits; prints one table (measured
 against each limit) and exits 1 naming every limit crossed. Python 3 standard library only.
 
