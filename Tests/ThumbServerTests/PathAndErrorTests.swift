@@ -160,7 +160,7 @@ import Thumbnails
         #expect(page.text.contains("cell.url = item.thumbnails[gridName()];"))
         #expect(!page.text.contains("limit=10000"))
         // The preheat's range prefetch, its stops, and the stats panel.
-        #expect(page.text.contains("JSON.stringify({grid: gridName(), sort: grid.sort, start, end, focus})"))
+        #expect(page.text.contains("JSON.stringify({grid: gridName(), sort: grid.sort, start, end, focus: job.focus})"))
         #expect(page.text.contains("fetch('/prefetch/' + job.id, {method: 'DELETE'"))
         #expect(page.text.contains("fetch('/prefetch', {method: 'DELETE'"))
         #expect(page.text.contains("fetch('/stats'"))
