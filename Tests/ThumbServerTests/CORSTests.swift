@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Testing
+import TestSupport
 @testable import ThumbServer
 
 /// Cross-origin access (`cors_origins`; README, "Cross-origin access"), by the Fetch standard's

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ThumbServer
 
 /// Sweeps over the shared corpus (`../shared/corpus`): they run when it is there.

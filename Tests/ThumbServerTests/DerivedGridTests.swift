@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ThumbServer
+import TestSupport
 
 /// Derived grids (docs/API.md): a grid-5 miss for a photo whose grid-3 thumbnail is cached is
 /// rendered from that thumbnail (`renders.derived`), from the memory or the disk tier, for

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ThumbServer
 
 /// Bombs and slow clients (hostile-input issue): each answered quickly, memory stays flat, and

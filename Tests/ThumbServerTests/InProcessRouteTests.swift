@@ -5,6 +5,7 @@ import Glibc
 import HTTP
 import Rendering
 import Testing
+import TestSupport
 @testable import ThumbServer
 @testable import Thumbnails
 

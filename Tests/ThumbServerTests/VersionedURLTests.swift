@@ -5,6 +5,7 @@ import Rendering
 import Thumbnails
 #if canImport(Glibc)
 import Glibc
+import TestSupport
 #endif
 
 /// Versioned thumbnail URLs (README, "URLs" and "Headers on 200"): the URL `/assets` lists per

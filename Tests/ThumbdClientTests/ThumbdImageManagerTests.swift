@@ -76,7 +76,7 @@ import ThumbHash
         let manager = ThumbdImageManager(library: library)
         let kept = Task { try await Self.results(manager.requestImage(for: asset, grid: .three)) }
         let left = Task { try await Self.results(manager.requestImage(for: asset, grid: .three)) }
-        #expect(renderer.waitForStarts(1))
+        #expect(await offThePool { renderer.waitForStarts(1) })
         #expect(await manager.downloadsInFlight == 1)
         left.cancel()
         #expect(await Self.endedWithoutThumbnail(left))
@@ -98,7 +98,7 @@ import ThumbHash
         let a = try #require(assets.first { $0.path == "a.jpg" }), b = try #require(assets.first { $0.path == "b.jpg" })
         let manager = ThumbdImageManager(library: library)
         let holding = Task { try await Self.results(manager.requestImage(for: a, grid: .three)) }
-        #expect(renderer.waitForStarts(1))
+        #expect(await offThePool { renderer.waitForStarts(1) })
         // b's render waits behind a's on the one worker; its cell scrolls away.
         let leaving = Task { try await Self.results(manager.requestImage(for: b, grid: .three)) }
         #expect(try await eventually { try await library.stats().renders.queued == 1 })

@@ -124,3 +124,12 @@ func eventually(within seconds: Double = 10, _ condition: () async throws -> Boo
     }
     return try await condition()
 }
+
+/// Runs a blocking wait (a `GatedRenderer`'s) on a Dispatch thread, so that it holds none of the
+/// cooperative pool's threads (two on two cores): the task it waits for needs one to send its
+/// request, and in a full run the other is often held by a synchronous test.
+func offThePool<T: Sendable>(_ wait: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: wait()) }
+    }
+}

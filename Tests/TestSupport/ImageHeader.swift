@@ -1,12 +1,12 @@
 /// Dimensions and format read straight from encoded bytes, without libvips, so tests check the
 /// server's output independently of the code that produced it.
-struct ImageHeader: Equatable, CustomStringConvertible {
-    var format: String
-    var width: Int
-    var height: Int
-    var description: String { "\(format) \(width)x\(height)" }
+public struct ImageHeader: Equatable, CustomStringConvertible {
+    public var format: String
+    public var width: Int
+    public var height: Int
+    public var description: String { "\(format) \(width)x\(height)" }
 
-    init?(_ bytes: [UInt8]) {
+    public init?(_ bytes: [UInt8]) {
         if bytes.starts(with: [0xFF, 0xD8]) {
             var i = 2
             while i + 9 < bytes.count {
@@ -43,14 +43,14 @@ struct ImageHeader: Equatable, CustomStringConvertible {
         return nil
     }
 
-    init(format: String, width: Int, height: Int) {
+    public init(format: String, width: Int, height: Int) {
         self.format = format
         self.width = width
         self.height = height
     }
 
     /// Whether the bytes carry EXIF (a JPEG APP1 `Exif` segment, a PNG `eXIf` chunk, a WebP `EXIF` chunk).
-    static func containsEXIF(_ bytes: [UInt8]) -> Bool {
+    public static func containsEXIF(_ bytes: [UInt8]) -> Bool {
         for pattern in [Array("Exif\0\0".utf8), Array("eXIf".utf8), Array("EXIF".utf8)] {
             if bytes.count >= pattern.count,
                (0...(bytes.count - pattern.count)).contains(where: { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) }) {
