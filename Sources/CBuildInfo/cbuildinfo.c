@@ -1,8 +1,14 @@
 /*
  * The version and commit baked in by the build (see cbuildinfo.h). Only this file reads the
- * macros, so changing them recompiles it alone among the C sources.
+ * macros. packaging/build-deb.sh writes them into thumbd_build_info.h in a directory it adds
+ * with a fixed -Xcc -I, so a new commit recompiles this file alone (a -D that changed would
+ * change every compile command, and rebuild everything).
  */
 #include "cbuildinfo.h"
+
+#if __has_include("thumbd_build_info.h")
+#include "thumbd_build_info.h"
+#endif
 
 #ifndef THUMBD_VERSION
 #define THUMBD_VERSION "dev"

@@ -3,9 +3,10 @@
  *
  * Why this exists: Swift has no valued compile-time defines (`-D` is a flag only), and a
  * generated Swift file would have to be written into the checkout. A C macro can carry a string:
- * packaging/build-deb.sh builds with
  *     swift build -c release -Xcc -DTHUMBD_VERSION='"0.9.0"' -Xcc -DTHUMBD_COMMIT='"1a2b3c4d5e6f"'
- * and a plain `swift build` gets "dev" and "unknown".
+ * or, as packaging/build-deb.sh does, a header thumbd_build_info.h defining both, in a directory
+ * given with -Xcc -I (a flag that stays the same from build to build, so only cbuildinfo.c is
+ * compiled again for a new commit). A plain `swift build` gets "dev" and "unknown".
  */
 #ifndef CBUILDINFO_H
 #define CBUILDINFO_H
