@@ -35,7 +35,9 @@ unpacked="$work/unpacked"
 dpkg-deb -x "$deb" "$unpacked"
 sed "s|^ExecStart=/usr/bin/thumbd|ExecStart=$unpacked/usr/bin/thumbd|" "$unpacked/lib/systemd/system/thumbd.service" \
     > "$work/thumbd.service"
-verify=$(systemd-analyze verify "$work/thumbd.service" 2>&1) || fail "systemd-analyze verify: $verify"
+# Documentation=man:thumbd(8) is checked with man(1), against the package's own manual page.
+verify=$(MANPATH="$unpacked/usr/share/man:" systemd-analyze verify "$work/thumbd.service" 2>&1) \
+    || fail "systemd-analyze verify: $verify"
 [ -z "$verify" ] || fail "systemd-analyze verify printed: $verify"
 
 # 2. A fresh Debian 12 with the package installed by apt, from this machine's apt sources.
