@@ -9,8 +9,9 @@ import Thumbnails
 /// directory, taken at start before the disk tier is scanned and held for the server's life
 /// (the kernel drops it when the process ends, however it ends). A second server given the same
 /// directory refuses to start, naming the process that holds it: the holder writes its PID into
-/// the file. Two servers on one cache would each delete the other's temporary files at start
-/// and evict entries the other counts.
+/// the file (a PID of its own PID namespace: a server in another container names a process of
+/// that container). Two servers on one cache would each delete the other's temporary files at
+/// start and evict entries the other counts.
 ///
 /// A cache thumbd may read but not write (a read-only copy) is locked through a read-only
 /// descriptor when the file is there, and not at all when it cannot be made: such a cache is
@@ -56,10 +57,9 @@ public final class CacheLock: Sendable {
             throw ConfigError("cache_dir \(directory): cannot lock \(path): \(String(cString: strerror(e)))")
         }
         if writable {
+            // Best effort: without the PID the lock still holds, and a refused server names no process.
             let text = Array("\(getpid())\n".utf8)
-            if ftruncate(fd, 0) != 0 || pwrite(fd, text, text.count, 0) != text.count {
-                // The lock holds without the PID; a refused server then names no process.
-            }
+            if ftruncate(fd, 0) == 0 { _ = pwrite(fd, text, text.count, 0) }
         }
         return CacheLock(path: path, descriptor: fd)
     }
