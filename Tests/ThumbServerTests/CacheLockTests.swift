@@ -13,8 +13,12 @@ import TestSupport
     @Test func aSecondServerOnTheSameCacheDirectoryIsRefusedNamingTheHolder() throws {
         let root = TemporaryDirectory("thumbd-lock")
         let cache = root.path + "/cache"
-        let first = try ServerHarness(cacheDirectory: cache)
+        // No backfill, the index scanned and the render stored: the first server then writes no
+        // new name into the directory by itself while the others are refused.
+        let first = try ServerHarness(cacheDirectory: cache) { $0.thumbhashBackfill = false }
+        first.waitForInitialScan()
         #expect(try first.get("/thumbnails/5/Landscape_1.jpg").status == 200)
+        #expect(eventually { (try? first.stat("disk_cache", "entries")) == 1 })
         let lockText = try String(contentsOfFile: cache + "/thumbd.lock", encoding: .utf8)
         #expect(lockText == "\(getpid())\n")
         let before = try FileManager.default.subpathsOfDirectory(atPath: cache).sorted()
