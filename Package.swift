@@ -51,6 +51,10 @@ let package = Package(
         // Linux calls Swift's Glibc lacks: epoll(7), eventfd(2), thread names, preadv2(RWF_NOWAIT),
         // sealed memfds, inotify(7), renameat2(RENAME_NOREPLACE).
         .target(name: "CLinux"),
+        // The version and git commit baked in at build time: C macros THUMBD_VERSION and
+        // THUMBD_COMMIT (`-Xcc -DTHUMBD_VERSION='"0.9.0"'`, as packaging/build-deb.sh gives them),
+        // "dev" and "unknown" for a plain `swift build`. Swift has no valued defines.
+        .target(name: "CBuildInfo"),
         // `ThreadRole` (event loop or render worker, asserted in debug builds) and, in
         // ThreadSanitizer builds (`-DTHUMBD_TSAN`), a `Mutex` on pthread_mutex that TSan
         // understands, in place of Synchronization's (futexes TSan cannot see).
@@ -76,7 +80,7 @@ let package = Package(
         // URLs and client keys (through CCryptoShim).
         // The gallery at `/` is files in Sources/ThumbServer/Gallery/, embedded in the binary at
         // build (SwiftPM's `PackageResources`: byte arrays, no file read at run time).
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster"],
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster", "CBuildInfo"],
                 resources: [
                     .embedInCode("Gallery/gallery.html"), .embedInCode("Gallery/gallery.css"),
                     .embedInCode("Gallery/gallery-placeholder.js"), .embedInCode("Gallery/gallery-grid.js"),

@@ -38,23 +38,29 @@ public final class HTTPServer: Sendable {
         var shutdownCompletions: [@Sendable () -> Void] = []
     }
 
+    /// The socket bound before the server was built, if one was given; else `start()` binds.
+    let boundListener: HTTPListener?
+
     /// Connections open now and accepted since start (changed with `state`'s lock held), and
     /// the event loops' failed waits; read by anyone.
     public let counts: HTTPServerCounts
 
-    /// Creates a server; nothing is bound until `start()`. `counts`: where it counts its
-    /// connections and failed waits (given, so that what reports them need not hold the server).
+    /// Creates a server; nothing is bound until `start()`, unless `listener` is given: a socket
+    /// bound already (`HTTPListener`), which `start()` accepts on (`configuration`'s host, port
+    /// and backlog are then not used to bind). `counts`: where it counts its connections and
+    /// failed waits (given, so that what reports them need not hold the server).
     public init(configuration: HTTPServerConfiguration, responder: any HTTPResponder,
-                counts: HTTPServerCounts = HTTPServerCounts()) {
+                counts: HTTPServerCounts = HTTPServerCounts(), listener: HTTPListener? = nil) {
         self.configuration = configuration
         self.responder = responder
         self.counts = counts
+        boundListener = listener
     }
 
     /// Open connections now, and connections accepted since start.
     public var connectionCounts: (open: Int, total: Int) { counts.now }
 
-    /// Binds, listens and starts accepting. The process must ignore SIGPIPE first
+    /// Binds and listens (unless given a bound `HTTPListener`), and starts accepting. The process must ignore SIGPIPE first
     /// (`HTTPProcess.ignoreBrokenPipes`; thumbd's `ProcessSetup`): asserted in debug builds.
     /// - Returns: the bound port (the ephemeral one when `configuration.port` is 0).
     /// - Throws: `HTTPServerError` when the host is not an IP literal, the port is in use, an
@@ -68,8 +74,12 @@ public final class HTTPServer: Sendable {
         let listener: Int32, port: UInt16
         let workers: [HTTPWorker]
         do {
-            (listener, port) = try HTTPSocket.listen(host: configuration.host, port: configuration.port,
-                                                     backlog: configuration.backlog)
+            if let bound = boundListener, let fd = bound.take() {
+                (listener, port) = (fd, bound.port)
+            } else {
+                (listener, port) = try HTTPSocket.listen(host: configuration.host, port: configuration.port,
+                                                         backlog: configuration.backlog)
+            }
             do {
                 workers = try (0..<max(1, configuration.eventLoopCount)).map { (index) throws(HTTPServerError) in
                     try HTTPWorker(index: index, server: self, configuration: configuration)
@@ -118,6 +128,21 @@ public final class HTTPServer: Sendable {
         finish(done)
     }
 
+    /// Whether the server accepts connections now: started, and not shut down.
+    public var isAccepting: Bool { state.withLock { $0.acceptSource != nil } }
+
+    /// Runs `completion` once every event loop has run a block queued now, so each has turned
+    /// since the call (at once before `start()` and after shutdown): a liveness check, for
+    /// thumbd's systemd watchdog. Never called back while a loop is stuck.
+    public func whenEventLoopsTurn(_ completion: @escaping @Sendable () -> Void) {
+        let workers = state.withLock { $0.workers }
+        guard !workers.isEmpty else { return completion() }
+        let remaining = Countdown(workers.count)
+        for w in workers {
+            w.execute { if remaining.finish() { completion() } }
+        }
+    }
+
     /// With the lock held: the pending shutdown completions if the server is stopped and no
     /// connection is open (they are then removed, so each runs once).
     func takeCompletionsIfDone(_ s: inout State) -> [@Sendable () -> Void] {
@@ -132,6 +157,13 @@ public final class HTTPServer: Sendable {
     func finish(_ completions: [@Sendable () -> Void]) {
         for c in completions { c() }
     }
+}
+
+/// A count of outstanding parts, shared by their completions: `finish()` is true for the last.
+private final class Countdown: Sendable {
+    private let left: Atomic<Int>
+    init(_ count: Int) { left = Atomic(count) }
+    func finish() -> Bool { left.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 }
 }
 
 /// The process-wide state an HTTP server needs, for the launcher to set (thumbd's `ProcessSetup`)

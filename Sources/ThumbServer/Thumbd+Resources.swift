@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTP
 import Library
 import Thumbnails
 
@@ -23,12 +24,24 @@ extension Thumbd {
         public let watches: [LibraryWatch?]
         /// What opening found that an operator should know, one sentence each (`Thumbd.warnings`).
         public let warnings: [String]
+        /// The listening socket, bound before anything was made on disk; nil unless `open` was
+        /// asked to listen (then `start()` binds).
+        public let listener: HTTPListener?
+        /// The cache directory's lock, held by this server until it stops (`CacheLock`).
+        public let lock: CacheLock
 
         /// Opens what a server of `config` needs. `eventLoops`: one per core when nil.
+        /// `listening`: bind the port first (as the executable does), so that a port in use
+        /// stops the start before the cache directory is made; false for a server driven
+        /// in-process, whose `start()` binds (or which never listens).
+        /// A start that fails leaves nothing on disk: the port and the config are checked before
+        /// the cache directory is made, and what this start made is removed if a later step fails.
         /// - Throws: `ConfigError` with one sentence naming the path or key at fault: the
-        ///   library is not a readable directory, the cache overlaps the library or cannot be
-        ///   used, the index cannot be kept there.
-        public static func open(_ config: Config, process: ProcessSetup.Report, eventLoops: Int? = nil) throws(ConfigError) -> Resources {
+        ///   library is not a readable directory, the port cannot be bound, the cache overlaps
+        ///   the library, cannot be used or is another server's (`CacheLock`), the index cannot
+        ///   be kept there.
+        public static func open(_ config: Config, process: ProcessSetup.Report, eventLoops: Int? = nil,
+                                listening: Bool = false) throws(ConfigError) -> Resources {
             try ConfigLoader.validate(config)
             let library: Library
             do {
@@ -44,6 +57,29 @@ extension Thumbd {
             if let overlap = CacheDirectory.overlap(cache: config.cacheDirectory, library: library.root) {
                 throw ConfigError(overlap + "; the cache must be a directory of its own, outside the library")
             }
+            let listener: HTTPListener?
+            if listening {
+                do {
+                    listener = try HTTPListener(host: config.host, port: UInt16(config.port), backlog: HTTPServerConfiguration.defaultBacklog)
+                } catch {
+                    throw ConfigError("cannot listen on \(config.host):\(config.port): \(error)")
+                }
+            } else {
+                listener = nil
+            }
+            // Made by this start (and so undone if it fails): the cache directory and the parents above it that are missing now.
+            let madeFrom = CacheDirectory.topmostMissing(config.cacheDirectory)
+            do {
+                try CacheDirectory.claim(config.cacheDirectory)
+            } catch {
+                throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
+            }
+            // Before the disk tier is scanned: another server's temporary files are not stale.
+            let lock = try CacheLock.acquire(directory: config.cacheDirectory)
+            func undo() {
+                lock.release()
+                if let madeFrom { CacheDirectory.unclaim(config.cacheDirectory, upTo: madeFrom) }
+            }
             let loops = max(eventLoops ?? ProcessInfo.processInfo.activeProcessorCount, 1)
             let descriptors = DescriptorBudget(
                 limit: process.openFileLimit, maxConnections: config.maxConnections,
@@ -53,12 +89,14 @@ extension Thumbd {
             do {
                 disk = try DiskCache(configuration: config.pipeline(descriptors: descriptors, libraryRoot: library.root))
             } catch {
+                undo()
                 throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(error)")
             }
             let index: LibraryIndex
             do {
                 index = try LibraryIndex(library: library, databasePath: config.cacheDirectory + "/index.sqlite")
             } catch {
+                undo()
                 throw ConfigError("cache_dir \(config.cacheDirectory) cannot hold the library index: \(error)")
             }
             var warnings: [String] = []
@@ -77,7 +115,7 @@ extension Thumbd {
             let (watches, watchWarning) = config.libraryWatch ? openWatches(config, root: library.root, lanes: loops) : ([LibraryWatch?](repeating: nil, count: loops), nil)
             if let watchWarning { warnings.append(watchWarning) }
             return Resources(process: process, descriptors: descriptors, library: library, disk: disk, index: index,
-                             watches: watches, warnings: warnings)
+                             watches: watches, warnings: warnings, listener: listener, lock: lock)
         }
 
         /// One inotify instance for the whole server (one watch per directory of the user's

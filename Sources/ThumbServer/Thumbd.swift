@@ -32,23 +32,33 @@ public final class Thumbd: Sendable {
     /// The watch whose events the listing follows; nil: the listing polls.
     private let listingFeed: LibraryWatch?
     private let servingStarted = Atomic<Bool>(false)
+    /// The cache directory's lock, let go when the server has stopped.
+    private let cacheLock: CacheLock
+    /// Where systemd hears READY=1, STOPPING=1 and WATCHDOG=1; nil when not run by systemd.
+    public let notifier: SystemdNotifier?
+    /// Set by `shutdown`: the watchdog's pings stop.
+    private let stopping = Atomic<Bool>(false)
 
     /// Opens (`Resources.open`) and wires (`init(config:resources:renderer:)`).
     /// `process`: what `ProcessSetup.prepare` returned (call it first). `eventLoops`: HTTP event
     /// loops (socket threads), one per core when nil (the default). `renderer`: libvips
     /// (`Renderer`) with `video_decoders` helpers of this very binary (`/proc/self/exe
     /// --video-helper`) when nil (the default); tests give a stand-in whose renders they hold, or
-    /// a `Renderer` whose helpers are the built `thumbd`.
+    /// a `Renderer` whose helpers are the built `thumbd`. `listening`: bind the port before the
+    /// cache directory is made (`Resources.open`). `notifier`: systemd's notification socket
+    /// (`SystemdNotifier(environment:)`), told when the server is ready and stopping.
     /// - Throws: `ConfigError` with one sentence naming the path or key at fault.
     public convenience init(config: Config, process: ProcessSetup.Report, eventLoops: Int? = nil,
-                            renderer: (any ThumbnailRendering)? = nil) throws(ConfigError) {
-        let resources = try Resources.open(config, process: process, eventLoops: eventLoops)
-        self.init(config: config, resources: resources, renderer: renderer ?? Renderer(videoPosters: config.videoPosters()))
+                            renderer: (any ThumbnailRendering)? = nil, listening: Bool = false,
+                            notifier: SystemdNotifier? = nil) throws(ConfigError) {
+        let resources = try Resources.open(config, process: process, eventLoops: eventLoops, listening: listening)
+        self.init(config: config, resources: resources, renderer: renderer ?? Renderer(videoPosters: config.videoPosters()),
+                  notifier: notifier)
     }
 
     /// Wires a server from opened `resources`: no I/O. The render workers are made here (parked
-    /// until work is queued); nothing else runs until `start()`.
-    public init(config: Config, resources: Resources, renderer: any ThumbnailRendering) {
+    /// until work is queued); nothing else runs until `start()`. `notifier`: see above.
+    public init(config: Config, resources: Resources, renderer: any ThumbnailRendering, notifier: SystemdNotifier? = nil) {
         self.config = config
         process = resources.process
         descriptors = resources.descriptors
@@ -64,7 +74,9 @@ public final class Thumbd: Sendable {
             requests.record(exchange)
             accessLog?.write(exchange)
         }
-        server = HTTPServer(configuration: http, responder: service, counts: serverCounts)
+        server = HTTPServer(configuration: http, responder: service, counts: serverCounts, listener: resources.listener)
+        cacheLock = resources.lock
+        self.notifier = notifier
         self.accessLog = accessLog
         warnings = resources.warnings
         listingFeed = resources.watches.first ?? nil
@@ -93,14 +105,35 @@ public final class Thumbd: Sendable {
         return raised + descriptors.summary
     }
 
-    /// `startServing()`, then binds and starts accepting. Returns the bound port.
+    /// `startServing()`, then binds (unless `Resources.open` did) and starts accepting; then
+    /// tells systemd `READY=1` and starts the watchdog (`notifier`). Returns the bound port.
     /// - Throws: `ConfigError` naming the address when it cannot be bound.
     public func start() throws(ConfigError) -> UInt16 {
         startServing()
+        let port: UInt16
         do {
-            return try server.start()
+            port = try server.start()
         } catch {
             throw ConfigError("cannot listen on \(config.host):\(config.port): \(error)")
+        }
+        if let notifier {
+            notifier.send("READY=1\nSTATUS=serving \(service.library.root) on port \(port)")
+            if let interval = notifier.watchdogInterval { scheduleWatchdog(notifier, every: interval) }
+        }
+        return port
+    }
+
+    /// Sends WATCHDOG=1 every `interval` seconds, each once every HTTP event loop has turned
+    /// since the last (`HTTPServer.whenEventLoopsTurn`): a loop stuck in a handler stops the
+    /// pings, and systemd restarts the server (`WatchdogSec=`, `Restart=on-failure`).
+    /// Until `shutdown` (a Dispatch timer, armed again after each ping is asked for).
+    private func scheduleWatchdog(_ notifier: SystemdNotifier, every interval: Double) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + interval) { [self] in
+            guard !stopping.load(ordering: .relaxed) else { return }
+            server.whenEventLoopsTurn { [self] in
+                if !stopping.load(ordering: .relaxed) { notifier.send("WATCHDOG=1") }
+            }
+            scheduleWatchdog(notifier, every: interval)
         }
     }
 
@@ -123,11 +156,15 @@ public final class Thumbd: Sendable {
 
     /// Stops accepting, lets in-flight requests finish (up to `shutdown_grace_seconds`), stops the
     /// render workers, then calls `completion`.
+    /// Tells systemd `STOPPING=1` first, and lets the cache directory's lock go once stopped.
     public func shutdown(completion: @escaping @Sendable () -> Void) {
-        let pipeline = service.pipeline, backfill = service.backfill
+        stopping.store(true, ordering: .relaxed)
+        notifier?.send("STOPPING=1")
+        let pipeline = service.pipeline, backfill = service.backfill, lock = cacheLock
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
             backfill.stop()
             pipeline.stop()
+            lock.release()
             completion()
         }
     }

@@ -29,9 +29,12 @@ public enum CacheDirectory {
     static let tagContents = signature + "\n" + ownerLine + "\n"
         + "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 
+    /// The lock file one server at a time holds (`flock(2)`, thumbd's `CacheLock`), with its PID.
+    public static let lockName = "thumbd.lock"
+
     /// The names thumbd makes at the top of its cache directory.
     static let topLevelNames: Set<String> = ["entries", "tmp", "index.sqlite", "index.sqlite-wal",
-                                              "index.sqlite-shm", "index.sqlite-journal", tagName]
+                                              "index.sqlite-shm", "index.sqlite-journal", tagName, lockName]
 
     /// Makes `path` thumbd's cache directory: creates it (and its parents) when missing, tags it
     /// when empty or laid out as an earlier thumbd's cache, accepts it when tagged by thumbd.
@@ -124,7 +127,7 @@ public enum CacheDirectory {
     }
 
     /// `path` and each directory above it, nearest first, up to `/`.
-    private static func ancestors(of path: String) -> [String] {
+    static func ancestors(of path: String) -> [String] {
         var result = [path]
         var current = path
         while current != "/", let slash = current.lastIndex(of: "/") {

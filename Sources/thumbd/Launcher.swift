@@ -30,7 +30,10 @@ enum Launcher {
         let thumbd: Thumbd
         do {
             // Process-wide state first, here only (signals, limits, libvips: `ProcessSetup`).
-            thumbd = try Thumbd(config: config, process: ProcessSetup.prepare())
+            // The port is bound first, so a start that fails makes nothing on disk; systemd hears
+            // READY=1 once it serves (Type=notify; packaging/thumbd.service).
+            thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), listening: true,
+                                notifier: SystemdNotifier(environment: ProcessInfo.processInfo.environment))
         } catch {
             fail(error.description)
         }

@@ -46,6 +46,8 @@ import Testing
         (video.decoded, video.failed, video.crashes, video.hangs, video.killed) = (5, 1, 1, 0, 0)
         (video.helpersStarted, video.inFlight) = (2, 1)
         return ThumbService.StatsSnapshot(
+            build: BuildInfo(version: "1.2.3", commit: "0123456789ab", libvips: "8.14.1", ffmpeg: "5.1.6-0+deb12u1",
+                             libavformat: "59.27.100"),
             uptime: 12.345, requests: requests, memory: memory, disk: disk, renders: renders,
             inFlight: 2, queued: 5, flights: 4, connections: (open: 3, total: 40), failedWaits: 55, prefetch: prefetch,
             libraryAssets: 100, libraryGeneration: 9, headerReads: 101, indexWriteErrors: (listing: 56, placeholders: 57), unreadable: (files: 2, directories: 1),

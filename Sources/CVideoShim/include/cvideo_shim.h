@@ -94,6 +94,14 @@ int cvideo_poster(int fd, const cvideo_limits *limits, cvideo_frame *frame, cvid
 /* Frees a frame's pixels. */
 void cvideo_frame_free(cvideo_frame *frame);
 
+/* The FFmpeg release of the libavutil loaded at run time ("5.1.6-0+deb12u1"): av_version_info().
+ * A static string. */
+const char *cvideo_ffmpeg_version(void);
+
+/* The libavformat loaded at run time as major.minor.micro ("59.27.100"), from avformat_version(),
+ * written into `buffer` of `size` bytes (16 is enough). */
+void cvideo_avformat_version(char *buffer, size_t size);
+
 /* Starts the helper process: `executable` run with the one argument `argument` and a
  * socket (AF_UNIX, SOCK_STREAM, close-on-exec in the parent) on its descriptor 3. Returns the
  * parent's end and sets `*pid`, or -1 with `failure` filled. */

@@ -113,6 +113,10 @@ int cvips_limit_malloc_arenas(int arenas);
 size_t cvips_tracked_memory(void);
 size_t cvips_tracked_memory_highwater(void);
 
+/* The version of the libvips loaded at run time ("8.14.1"): vips_version_string(). A static
+ * string; needs no cvips_start. */
+const char *cvips_version(void);
+
 /* Opens `path` for reading without blocking (O_NONBLOCK: a FIFO must not hang a render thread)
  * and checks it is a non-empty regular file. Returns the descriptor (the caller closes it), or
  * -1 with `failure` filled. Exists so libvips never opens a name itself: no FIFO hangs, no

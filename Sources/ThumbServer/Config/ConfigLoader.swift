@@ -17,7 +17,8 @@ public enum ConfigLoader {
 
     public enum Outcome: Sendable, Equatable {
         case run(Config)
-        /// `--help` (or `--help-markdown`) was given: print this and exit 0.
+        /// `--help`/`-h`, `--help-markdown`, `--version`/`-V` or `--man` was given: print this
+        /// and exit 0.
         case help(String)
     }
 
@@ -30,6 +31,8 @@ public enum ConfigLoader {
         let flags = try parseFlags(arguments)
         if flags.contains(where: { $0.name == "help" }) { return .help(helpText()) }
         if flags.contains(where: { $0.name == "help_markdown" }) { return .help(optionsMarkdown()) }
+        if flags.contains(where: { $0.name == "version" }) { return .help(BuildInfo.current.versionText) }
+        if flags.contains(where: { $0.name == "man" }) { return .help(manPage()) }
         var config = Config()
         if let path = flags.last(where: { $0.name == "config" })?.value {
             try apply(file: path, to: &config)
@@ -68,10 +71,8 @@ public enum ConfigLoader {
                      "Precedence: defaults < config file (--config FILE, else \(defaultPath) if present) < THUMBD_* environment < flags.",
                      "Flags: --key value or --key=value; booleans also --key (true) and --no-key (false).",
                      "",
-                     "options (flag / environment variable: meaning, default):",
-                     "  --config FILE: JSON config file, default \(defaultPath)",
-                     "  --help: print this and exit",
-                     "  --help-markdown: print the options as the Markdown table of docs/configuration.md and exit"]
+                     "options (flag / environment variable: meaning, default):"]
+        lines += commandFlags.map { "  \($0.flag): \($0.help)" }
         for option in ConfigOption.all {
             let value = option.get(defaults)
             lines.append("  \(option.flag) / \(option.environmentName): \(option.help), default \(value.isEmpty ? "(none)" : value)")
@@ -81,6 +82,14 @@ public enum ConfigLoader {
         lines.append("  client_keys (config file only): \(clientKeys.shape) \(clientKeys.help), default \(clientKeys.defaultValue)")
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// The flags that are not configuration keys, as `--help` and the manual page list them.
+    static let commandFlags: [(flag: String, help: String)] = [
+        ("--config FILE", "JSON config file, default \(defaultPath)"),
+        ("-h, --help", "print this and exit"),
+        ("-V, --version", "print the version, the git commit and the libvips and FFmpeg versions, and exit"),
+        ("--help-markdown", "print the options as the Markdown table of docs/configuration.md and exit"),
+    ]
 
     private struct Flag { let name: String; let value: String? }
 
@@ -92,6 +101,12 @@ public enum ConfigLoader {
         var i = 0
         while i < arguments.count {
             let argument = arguments[i]
+            // The two short flags, where an option may stand (a value that is "-h" stays a value).
+            if let long = shortFlags[argument] {
+                flags.append(Flag(name: long, value: nil))
+                i += 1
+                continue
+            }
             guard argument.hasPrefix("--"), argument.count > 2 else {
                 throw ConfigError("unexpected argument '\(argument)'; options look like --library DIR (see --help)")
             }
@@ -105,7 +120,7 @@ public enum ConfigLoader {
                     name = String(name.dropFirst(3))   // --no-webp
                     negated = true
                 }
-                let isBoolean = name == "help" || name == "help_markdown" || ConfigOption.all.first { $0.key == name }?.kind == .boolean
+                let isBoolean = actionFlags.contains(name) || ConfigOption.all.first { $0.key == name }?.kind == .boolean
                 if isBoolean {
                     // `--access-log`, `--no-webp`, or `--webp false` (a following true/false word is its value).
                     if !negated, i + 1 < arguments.count, Self.booleanWords.contains(arguments[i + 1].lowercased()) {
@@ -132,6 +147,13 @@ public enum ConfigLoader {
         return flags
     }
 
+    /// The flags that print something and exit instead of configuring: `--help`,
+    /// `--help-markdown`, `--version`, and `--man` (the manual page, for packaging; not in `--help`).
+    private static let actionFlags: Set<String> = ["help", "help_markdown", "version", "man"]
+
+    /// `-h` and `-V`, the short forms of `--help` and `--version`.
+    private static let shortFlags = ["-h": "help", "-V": "version"]
+
     private static func key<S: StringProtocol>(_ flag: S) -> String { flag.replacingOccurrences(of: "-", with: "_") }
 
     /// Whether `argument` (`--name` or `--name=value`) names one of thumbd's options, `--help`,
@@ -139,7 +161,7 @@ public enum ConfigLoader {
     private static func isOptionName(_ argument: String) -> Bool {
         var name = key(argument.dropFirst(2).prefix { $0 != "=" })
         if name.hasPrefix("no_") { name = String(name.dropFirst(3)) }
-        return name == "help" || name == "help_markdown" || name == "config" || ConfigOption.all.contains { $0.key == name }
+        return actionFlags.contains(name) || name == "config" || ConfigOption.all.contains { $0.key == name }
     }
 
     private static func describe(_ option: ConfigOption) -> String {

@@ -2,6 +2,8 @@
 /// help texts and labels are a contract (dashboards and alerts read them): rename none.
 /// `ThumbService.statsSchema` says which figure each sample is.
 enum StatsFamily {
+    static let buildInfo = MetricFamily("thumbd_build_info", .info,
+                                        "The version and git commit of thumbd, and the libvips and FFmpeg it runs with.")
     static let uptime = MetricFamily("thumbd_uptime_seconds", .gauge, "Seconds since the server started.")
     static let requests = MetricFamily("thumbd_http_requests_total", .counter, "HTTP responses sent, by status.")
     static let requestDuration = MetricFamily("thumbd_http_request_duration_seconds", .histogram,

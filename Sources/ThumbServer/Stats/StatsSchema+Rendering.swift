@@ -36,6 +36,8 @@ enum StatsSchema {
         case .number(let x, let places): out += String(format: "%.\(places)f", x)
         case .flag(let b): out += b ? "true" : "false"
         case .text(let text): out += JSON.quote(text)
+        case .labels(let labels):
+            out += "{" + labels.map { JSON.quote($0.name) + ":" + JSON.quote($0.value) }.joined(separator: ",") + "}"
         case .absent: out += "null"
         case .counts(let counts):
             out += "{" + counts.map { JSON.quote($0.key) + ":" + String($0.count) }.joined(separator: ",") + "}"
@@ -104,6 +106,7 @@ enum StatsSchema {
         case .number(let x, _): line("\(x)")
         case .flag(let b): line(b ? "1" : "0")
         case .text(let text): line("1", extra: [(sample.keyLabel ?? "value", text)])
+        case .labels(let labels): line("1", extra: labels)
         case .absent: break
         case .counts(let counts):
             for (key, count) in counts { line(String(count), extra: [(sample.keyLabel ?? "key", key)]) }

@@ -51,6 +51,8 @@ enum StatsValue: Sendable {
     case flag(Bool)
     /// `/stats`: a string; `/metrics`: an `info` sample (`1`) with the text as its key label.
     case text(String)
+    /// `/stats`: an object of these texts; `/metrics`: an `info` sample (`1`) with them as its labels.
+    case labels([(name: String, value: String)])
     /// `/stats`: `null`; `/metrics`: no sample (a family left with none is not written).
     case absent
     /// `/stats`: an object of counts in this order; `/metrics`: one sample per key, under the

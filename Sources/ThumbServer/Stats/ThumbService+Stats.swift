@@ -9,6 +9,8 @@ import Locking
 extension ThumbService {
     /// Everything `/stats` and `/metrics` report, read at one moment.
     struct StatsSnapshot {
+        /// thumbd's version and commit, and its libraries' (`BuildInfo.current` for a server).
+        var build: BuildInfo
         var uptime: Double
         var requests: RequestStatistics.Snapshot
         var memory: MemoryCache.Statistics
@@ -64,7 +66,7 @@ extension ThumbService {
         pipeline.checkDiskCache()
         let pipeline = pipeline.statistics
         let listing = index.page(order: .newest, from: .offset(0), limit: 0)
-        return StatsSnapshot(uptime: requests.uptimeSeconds, requests: requests.snapshot,
+        return StatsSnapshot(build: .current, uptime: requests.uptimeSeconds, requests: requests.snapshot,
                              memory: pipeline.memory, disk: pipeline.disk, renders: pipeline.renders,
                              inFlight: pipeline.running, queued: pipeline.queuedForClients + pipeline.queuedForPrefetch,
                              flights: pipeline.flights,

@@ -11,6 +11,10 @@ extension ThumbService {
     typealias StatsFigure = StatsEntry<StatsSnapshot>
 
     static let statsSchema: [StatsFigure] = [
+        .figure("build", StatsFamily.buildInfo.sample()) { s in
+            .labels([("version", s.build.version), ("commit", s.build.commit), ("libvips", s.build.libvips),
+                     ("ffmpeg", s.build.ffmpeg)])
+        },
         .figure("uptime_seconds", StatsFamily.uptime.sample()) { .number($0.uptime, places: 1) },
         .object("requests", [
             .statsOnly("total") { .integer($0.requests.total) },

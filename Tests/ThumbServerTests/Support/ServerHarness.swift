@@ -37,7 +37,7 @@ final class ServerHarness: @unchecked Sendable {
         config.libraryWatch = false
         configure(&config)
         self.config = config
-        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer)
+        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer, listening: true)
         port = try thumbd.start()
     }
 
@@ -54,7 +54,7 @@ final class ServerHarness: @unchecked Sendable {
 
     func restart() throws {
         stop()
-        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer)
+        thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer, listening: true)
         port = try thumbd.start()
     }
 

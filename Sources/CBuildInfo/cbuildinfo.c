@@ -1,0 +1,31 @@
+/*
+ * The version and commit baked in by the build (see cbuildinfo.h). Only this file reads the
+ * macros. packaging/build-deb.sh writes them into thumbd_build_info.h in a directory it adds
+ * with a fixed -Xcc -I, so a new commit recompiles this file alone (a -D that changed would
+ * change every compile command, and rebuild everything).
+ */
+#include "cbuildinfo.h"
+
+#if __has_include("thumbd_build_info.h")
+#include "thumbd_build_info.h"
+#endif
+
+#ifndef THUMBD_VERSION
+#define THUMBD_VERSION "dev"
+#endif
+
+#ifndef THUMBD_COMMIT
+#define THUMBD_COMMIT "unknown"
+#endif
+
+const char *
+cbuildinfo_version(void)
+{
+    return THUMBD_VERSION;
+}
+
+const char *
+cbuildinfo_commit(void)
+{
+    return THUMBD_COMMIT;
+}
