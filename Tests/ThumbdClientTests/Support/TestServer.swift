@@ -91,29 +91,6 @@ enum Photos {
     }
 }
 
-/// Header facts from `vipsheader` (libvips-tools): the source's displayed size, worked out
-/// apart from the server.
-enum VipsHeader {
-    static func displaySize(_ path: String) -> (width: Int, height: Int)? {
-        guard let width = Int(field("width", path)), let height = Int(field("height", path)) else { return nil }
-        let orientation = Int(field("orientation", path)) ?? 1
-        return (5...8).contains(orientation) ? (height, width) : (width, height)
-    }
-
-    static func field(_ name: String, _ path: String) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
-        process.arguments = ["-f", name, path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-}
-
 /// Waits, without sleeping a fixed time, until `condition` holds (asked every 10 ms, at most
 /// `seconds`); the last answer decides.
 func eventually(within seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
