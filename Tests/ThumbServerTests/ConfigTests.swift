@@ -33,6 +33,28 @@ import Thumbnails
     /// Every key a subsystem reads reaches its configuration (`Config.pipeline(descriptors:libraryRoot:)`,
     /// `.service(descriptors:)`, `.http(eventLoops:descriptors:onExchange:)`), each set here to a value
     /// other than its default; the descriptor budget's parts reach theirs.
+    /// `--check-config` (issue 29, item 5), as `nginx -t`: a configuration that holds prints
+    /// one line and starts nothing; what is wrong is the one sentence a start would give (a
+    /// value, a key, the file), or the library that is not a readable directory.
+    @Test func checkConfigSaysValidOrTheOneSentenceOfWhatIsWrong() throws {
+        let library = Paths.fixturePhotos
+        guard case .help(let line) = try ConfigLoader.load(arguments: ["--check-config", "--library", library, "--port", "9000"],
+                                                           environment: [:]) else {
+            Issue.record("--check-config of a valid configuration did not answer with a line to print")
+            return
+        }
+        #expect(line == "thumbd: the configuration is valid (library \(library), cache_dir .thumbd-cache, 127.0.0.1:9000)\n")
+        func refusal(_ arguments: [String]) -> String? {
+            do { _ = try ConfigLoader.load(arguments: ["--check-config"] + arguments, environment: [:]); return nil }
+            catch { return error.description }
+        }
+        #expect(refusal(["--library", "/nonexistent-thumbd-library"]) == "library /nonexistent-thumbd-library is not a directory")
+        #expect(refusal(["--library", library + "/Landscape_1.jpg"]) == "library \(library)/Landscape_1.jpg is not a directory")
+        #expect(refusal(["--library", library, "--port", "70000"])?.contains("--port 70000") == true)
+        #expect(refusal(["--library", library, "--no-such-flag", "1"])?.hasPrefix("unknown option --no-such-flag") == true)
+        #expect(refusal([]) == "no library: give --library DIR (or THUMBD_LIBRARY, or 'library' in the config file)")
+    }
+
     @Test func eachSubsystemGetsItsKeys() {
         var config = Config()
         config.cacheDirectory = "/c"

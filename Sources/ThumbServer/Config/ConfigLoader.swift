@@ -17,8 +17,8 @@ public enum ConfigLoader {
 
     public enum Outcome: Sendable, Equatable {
         case run(Config)
-        /// `--help`/`-h`, `--help-markdown`, `--version`/`-V` or `--man` was given: print this
-        /// and exit 0.
+        /// `--help`/`-h`, `--help-markdown`, `--version`/`-V`, `--man`, or `--check-config` of a
+        /// configuration that holds, was given: print this and exit 0.
         case help(String)
     }
 
@@ -45,7 +45,7 @@ public enum ConfigLoader {
                 throw ConfigError("environment variable \(option.environmentName)=\(text) is not a valid \(describe(option))")
             }
         }
-        for flag in flags where flag.name != "config" {
+        for flag in flags where flag.name != "config" && flag.name != "check_config" {
             guard let option = ConfigOption.all.first(where: { $0.key == flag.name }) else {
                 let suggestion = suggestion(for: flag.name, among: ConfigOption.all.map(\.key)) {
                     "--" + $0.replacingOccurrences(of: "_", with: "-")
@@ -58,7 +58,24 @@ public enum ConfigLoader {
             }
         }
         try validate(config, requireLibrary: requireLibrary)
+        if flags.contains(where: { $0.name == "check_config" }) { return .help(try checked(config)) }
         return .run(config)
+    }
+
+    /// `--check-config`, as `nginx -t`: what a start would find wrong before it binds or makes
+    /// anything, beyond the values themselves (checked by `load`): the library must be a
+    /// directory this process may read and search. Returns the line to print.
+    /// - Throws: `ConfigError` naming the library when it is not.
+    static func checked(_ config: Config) throws(ConfigError) -> String {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: config.library, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigError("library \(config.library) is not a directory")
+        }
+        guard access(config.library, R_OK | X_OK) == 0 else {
+            throw ConfigError("library \(config.library) cannot be read by this user")
+        }
+        return "thumbd: the configuration is valid (library \(config.library), cache_dir \(config.cacheDirectory), "
+            + "\(config.host):\(config.port))\n"
     }
 
     /// The `--help` text: usage, then every option with its default.
@@ -89,6 +106,8 @@ public enum ConfigLoader {
         ("-h, --help", "print this and exit"),
         ("-V, --version", "print the version, the git commit and the libvips and FFmpeg versions, and exit"),
         ("--help-markdown", "print the options as the Markdown table of docs/configuration.md and exit"),
+        ("--check-config", "check the configuration (file, environment, flags) and that the library is a readable directory, "
+            + "as nginx -t: print that it is valid and exit 0, or the one sentence of what is wrong and exit 2"),
     ]
 
     private struct Flag { let name: String; let value: String? }
@@ -149,7 +168,7 @@ public enum ConfigLoader {
 
     /// The flags that print something and exit instead of configuring: `--help`,
     /// `--help-markdown`, `--version`, and `--man` (the manual page, for packaging; not in `--help`).
-    private static let actionFlags: Set<String> = ["help", "help_markdown", "version", "man"]
+    private static let actionFlags: Set<String> = ["help", "help_markdown", "version", "man", "check_config"]
 
     /// `-h` and `-V`, the short forms of `--help` and `--version`.
     private static let shortFlags = ["-h": "help", "-V": "version"]
