@@ -50,8 +50,10 @@ public final class GatedRenderer: ThumbnailRendering, @unchecked Sendable {
         condition.lock()
         startedNames.append(String(request.source.description.split(separator: "/").last ?? ""))
         condition.broadcast()
-        // Bounded, so a failing test cannot hang the suite.
-        let deadline = Date().addingTimeInterval(30)
+        // Bounded, so a failing test that never opens the gate cannot hang the suite; long,
+        // because on a loaded machine running the whole suite a test can take minutes between
+        // two of its awaits (a bound of 30 s let a held render finish mid-test in CI).
+        let deadline = Date().addingTimeInterval(600)
         while !isOpen && condition.wait(until: deadline) {}
         condition.unlock()
         return try real.render(request)
