@@ -21,7 +21,14 @@ import Glibc
 /// noticed at once. Entries expire after `lifetime`, which bounds how long a change the watch
 /// cannot see (see `LibraryWatch`), or that one `stat` cannot (a directory on the way swapped for
 /// a link to the same file elsewhere), goes unnoticed.
-/// Thread-safe: one `Mutex` for the map; entries' stamps are atomics.
+///
+/// An expired entry is never used again, so the memo holds only what one `lifetime` may still
+/// use: entries are stored in the current generation, the generations turn once a `lifetime` has
+/// passed, and the one before the previous is dropped whole (every entry in it has expired).
+/// Held entries therefore follow the URLs asked for in the last two lifetimes, not every URL
+/// ever asked for: a memo emptied only when full grew for as long as new URLs came (the
+/// soak's resident-memory growth, issue 33; docs/performance.md, "Soak").
+/// Thread-safe: one `Mutex` for the generations; entries' stamps are atomics.
 final class ResolvedKeyCache: Sendable {
     /// One resolved URL. A class, so a hit takes one reference, not a copy of the key's and
     /// asset's strings.
@@ -110,19 +117,52 @@ final class ResolvedKeyCache: Sendable {
 
     /// How long an entry is trusted, ns. `2 s`.
     let lifetime: UInt64 = 2_000_000_000
-    /// Entries kept at most; the memo is emptied when it fills. `16,384`.
+    /// Entries the current generation holds at most; when it fills, the generations turn early.
+    /// `16,384`.
     let capacity = 16_384
     /// No stamp: never equal to one a `LibraryWatch` gives (its generations count in 8s from 0).
     static let noStamp = UInt64.max
     /// Tells when nothing has changed since an entry was checked; nil: every use `stat`s.
     let watch: LibraryWatch?
-    private let entries = Mutex<[Memo: Entry]>([:])
+    /// Monotonic time, ns (`coarseNow` unless a test passes time by hand).
+    private let now: @Sendable () -> UInt64
+
+    /// The memo's two generations: lookups see both, stores go to `current`.
+    private struct Generations {
+        var current: [Memo: Entry] = [:]
+        var previous: [Memo: Entry] = [:]
+        /// When `current` began, ns.
+        var began: UInt64
+
+        /// Turns the generations when `current` is a `lifetime` old or holds `capacity`
+        /// entries; returns what it dropped (nothing when it did not turn), for the caller to
+        /// release outside the lock.
+        mutating func turn(at now: UInt64, lifetime: UInt64, capacity: Int) -> [[Memo: Entry]] {
+            let age = now &- began
+            guard age >= lifetime || current.count >= capacity else { return [] }
+            began = now
+            if age >= 2 * lifetime {   // no turn for two lifetimes: `current` has expired too
+                defer { current = [:]; previous = [:] }
+                return [previous, current]
+            }
+            defer { previous = current; current = [:] }
+            return [previous]
+        }
+    }
+    private let generations: Mutex<Generations>
     /// Checks of a memoised entry, a `stat` or a full resolve (for `/stats` `library.source_checks`).
     private let sourceChecks = Atomic<Int>(0)
 
-    init(watch: LibraryWatch?) {
+    /// `now`: monotonic ns; `coarseNow` unless a test passes time by hand.
+    init(watch: LibraryWatch?, now: @escaping @Sendable () -> UInt64 = ResolvedKeyCache.coarseNow) {
         self.watch = watch
+        self.now = now
+        generations = Mutex(Generations(began: now()))
     }
+
+    /// Entries held now, in both generations (expired ones included until their generation is
+    /// dropped).
+    var heldEntries: Int { generations.withLock { $0.current.count + $0.previous.count } }
 
     /// Monotonic time, ns, from `CLOCK_MONOTONIC_COARSE` (clock_gettime(2): the last tick's
     /// time, a few ms behind, read without the TSC): enough for a 2 s lifetime, and a quarter of
@@ -159,8 +199,15 @@ final class ResolvedKeyCache: Sendable {
     /// resolved again in full on every use. Without a watch, a `stat` of the requested path
     /// (following links) must show the same file (device, inode, size, mtime).
     func lookUp(_ path: Substring, format: FormatChoice, stamp: UInt64?) -> Lookup {
-        let now = Self.coarseNow()
-        guard let entry = entries.withLock({ $0[Memo(format: format, path: path)] }), entry.expires > now else { return .unknown }
+        let now = now()
+        let memo = Memo(format: format, path: path)
+        // What a turn drops is released after the lock, when `dropped` goes.
+        let (found, dropped) = generations.withLock { g in
+            let dropped = g.turn(at: now, lifetime: lifetime, capacity: capacity)
+            return (g.current[memo] ?? g.previous[memo], dropped)
+        }
+        withExtendedLifetime(dropped) {}
+        guard let entry = found, entry.expires > now else { return .unknown }
         // Through a symlink, the way may lead outside the library, where nothing is watched.
         if entry.throughLink { return .changed(entry) }
         if watch != nil {
@@ -190,14 +237,18 @@ final class ResolvedKeyCache: Sendable {
     /// the one taken before `asset` was resolved.
     func store(_ path: Substring, format: FormatChoice, key: CacheKey, asset: ResolvedAsset, stamp: UInt64?,
                hitHeaders: (CacheTier, ImageFormat, _ versioned: Bool) -> HTTPHeaders) -> Entry {
-        let entry = Entry(key: key, asset: asset, expires: Self.coarseNow() + lifetime,
+        let now = now()
+        let entry = Entry(key: key, asset: asset, expires: now + lifetime,
                           checkedStamp: stamp, hitHeaders: hitHeaders)
         // A copy of the path alone, so the memo does not keep the whole request target alive.
         let memo = Memo(format: format, path: Substring(String(path)))
-        entries.withLock { entries in
-            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
-            entries[memo] = entry
+        let dropped = generations.withLock { g in
+            let dropped = g.turn(at: now, lifetime: lifetime, capacity: capacity)
+            g.previous[memo] = nil   // one entry per URL
+            g.current[memo] = entry
+            return dropped
         }
+        withExtendedLifetime(dropped) {}   // released after the lock
         return entry
     }
 }
