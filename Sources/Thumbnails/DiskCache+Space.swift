@@ -52,6 +52,7 @@ extension DiskCache {
     /// Outside the index lock: unlinks the victims (each counted until its unlink returned, for
     /// good when it failed), says what is to be said, arms or cancels the probe.
     func perform(_ work: SpaceWork) {
+        if !work.victims.isEmpty { victimsChosenForTesting?(work.victims.map(\.digest)) }
         for victim in work.victims {
             let gone = removeDropped(path(for: victim.digest))
             index.withLock { state in

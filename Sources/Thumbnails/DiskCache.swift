@@ -147,9 +147,9 @@ public final class DiskCache: Sendable {
     /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
     /// write into the file at the worst moment). Nil in the server.
     let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
-    /// Tests only: runs in `store` with the digests of the write's victims, after they were
-    /// chosen and dropped from the index and before their files are unlinked (to let another
-    /// write run at the worst moment). Nil in the server: a `let`, so nil costs one test.
+    /// Tests only: runs in `store` with the digests of the write's victims (and in
+    /// `perform(_:)` with a lowered limit's), after they were chosen and dropped from the index
+    /// and before their files are unlinked (to let another write run at the worst moment). Nil in the server: a `let`, so nil costs one test.
     let victimsChosenForTesting: (@Sendable ([String]) -> Void)?
 
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and

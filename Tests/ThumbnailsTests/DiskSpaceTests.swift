@@ -123,6 +123,18 @@ import TestSupport
         Thumbnail(bytes: [UInt8](repeating: 7, count: blocks * 4096 - 600), format: .png, width: 33, height: 44)
     }
 
+    /// Bytes the regular files under `entries/` and `tmp/` occupy (`st_blocks`, as `du`).
+    func bytesOnDisk(_ cache: String) -> Int {
+        ["/entries", "/tmp"].reduce(0) { total, sub in
+            let files = FileManager.default.enumerator(atPath: cache + sub)?.compactMap { $0 as? String } ?? []
+            return files.reduce(total) { total, file in
+                var st = stat()
+                guard lstat(cache + sub + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
+                return total + Int(st.st_blocks) * 512
+            }
+        }
+    }
+
     /// Feeds `event` (made from the bytes held) to `cache` as its store and probes do.
     func feed(_ cache: DiskCache, _ event: @escaping @Sendable (Int) -> Event) {
         let work = cache.index.withLock { cache.handleSpace(event, in: &$0) }
@@ -134,8 +146,17 @@ import TestSupport
     /// evicting as under the configured one. Raised again, the configured limit holds.
     @Test func aLoweredLimitEvictsTheLeastRecentlyUsedAndBoundsTheWritesAfterIt() throws {
         let dir = TemporaryDirectory()
+        let path = dir.path
         let said = LockedLines()
-        let cache = try DiskCache(directory: dir.path, limitBytes: 40_960, spaceProbeSeconds: 3600, warn: said.append)
+        // What runs between a lowered limit's choice of victims and their unlinks (once).
+        let interleaved = Mutex<(@Sendable () -> Void)?>(nil)
+        let cache = try DiskCache(directory: dir.path, limitBytes: 40_960, spaceProbeSeconds: 3600, warn: said.append,
+                                  victimsChosenForTesting: { _ in
+                                      interleaved.withLock { action in
+                                          defer { action = nil }
+                                          return action
+                                      }?()
+                                  })
         let names = (0..<8).map { "e\($0)" }
         for name in names { #expect(cache.store(thumbnail(blocks: 1), for: key(name)) == .written) }
         #expect(cache.read(key("e0")) != nil)   // e0 now the most recent: e1 is the least
@@ -146,8 +167,19 @@ import TestSupport
         #expect(cache.statistics.effectiveLimitBytes == 32_768)
         #expect(cache.statistics.evictions == 0)
         #expect(said.lines.count == 1)
-        // Another program took 16 KiB: four entries go, the least recently used.
+        // Another program took 16 KiB: four entries go, the least recently used. Until their
+        // files are gone they stay counted: a write at that moment finds no room.
+        let between = Mutex<(outcome: DiskCache.WriteOutcome, counted: Int, onDisk: Int)?>(nil)
+        interleaved.withLock {
+            $0 = {
+                let outcome = cache.store(thumbnail(blocks: 1), for: key("between"))
+                between.withLock { $0 = (outcome, cache.statistics.bytes, bytesOnDisk(path)) }
+            }
+        }
         feed(cache) { .probed(DiskSpace.Reading(free: 20_000 - 16_384, readOnly: false), held: $0) }
+        let seen = try #require(between.withLock { $0 })
+        #expect(seen.outcome == .noRoom("the disk cache's limit of 16384 bytes is held by writes under way"))
+        #expect(seen.counted == 32_768 && seen.onDisk == 32_768)
         var statistics = cache.statistics
         #expect(statistics.effectiveLimitBytes == 16_384)
         #expect(statistics.evictions == 4)
@@ -156,6 +188,7 @@ import TestSupport
         #expect(statistics.fault?.contains("its disk quota is met") == true)
         let kept = names.filter { FileManager.default.fileExists(atPath: cache.path(for: key($0).digest)) }
         #expect(kept == ["e0", "e5", "e6", "e7"])
+        #expect(bytesOnDisk(dir.path) == 16_384)
         // A write of two blocks evicts the two least recent and fits.
         #expect(cache.store(thumbnail(blocks: 2), for: key("new")) == .written)
         statistics = cache.statistics
