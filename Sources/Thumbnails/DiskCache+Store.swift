@@ -75,18 +75,36 @@ extension DiskCache {
         }
         victimsChosenForTesting?(victims.map(\.digest))
         // Only once they are gone does their room go to other writes.
-        let stranded = victims.reduce(0) { $0 + (removeDropped(path(for: $1.digest)) ? 0 : $1.cost) }
-        if stranded > 0 {
-            // A victim could not be deleted: it stays counted, and this write is not made (the
-            // room it was to take is still on disk).
-            index.withLock { state in
+        let kept = victims.filter { !removeDropped(path(for: $0.digest)) }
+        if !kept.isEmpty {
+            // A victim could not be deleted: this write is not made (the room it was to take is
+            // still on disk). On a file system turned read-only the victims are there, whole:
+            // they go back into the index (counted as entries again, not evicted), and
+            // `DiskSpace` hears of it, so no write is tried until it is writable. Otherwise they
+            // stay counted (`pendingUnlink`) until a restart.
+            let reading = Self.readSpace(directory)
+            let readOnly = reading?.readOnly == true
+            let stranded = kept.reduce(0) { $0 + $1.cost }
+            let work = index.withLock { state -> SpaceWork in
                 state.reserved -= cost
-                state.pendingUnlink += stranded - excess
+                if readOnly {
+                    state.pendingUnlink -= excess
+                    for victim in kept {
+                        state.lru.insert(victim.digest, 0, cost: victim.cost)
+                        if victim.digest != digest { state.lru.evictions -= 1 }
+                    }
+                } else {
+                    state.pendingUnlink += stranded - excess
+                }
                 state.writeErrors += 1
                 state.busy.remove(digest)
                 for victim in victims { state.busy.remove(victim.digest) }
+                guard let reading, readOnly else { return SpaceWork() }
+                return handleSpace({ .probed(reading, held: $0) }, in: &state)
             }
-            return .failed("cannot delete evicted entries in the disk cache \(directory)")
+            perform(work)
+            return .failed("cannot delete evicted entries in the disk cache \(directory)"
+                           + (readOnly ? ": its file system is read-only" : ""))
         }
         index.withLock { state in
             state.pendingUnlink -= excess

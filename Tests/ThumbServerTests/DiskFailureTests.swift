@@ -1,7 +1,9 @@
 import Foundation
 import HTTP
+import Rendering
 import Testing
 import TestSupport
+@testable import Thumbnails
 @testable import ThumbServer
 
 /// A disk cache that cannot write (a full or read-only file system) is not fatal: the server
@@ -284,5 +286,53 @@ extension DiskFailureTests {
         #expect(try server.stat("disk_cache", "write_errors") == 2)
         #expect(try server.stat("disk_cache", "effective_limit_bytes") == 2 << 20)
         withExtendedLifetime(disk) {}
+    }
+}
+
+/// The disk tier alone on a tmpfs turned read-only while it is at its limit: a write must evict
+/// first, and its victims' unlinks fail with EROFS.
+extension DiskFailureTests {
+    func key(_ name: String) -> CacheKey {
+        CacheKey(assetPath: name, source: SourceIdentity(size: 10, modifiedNanoseconds: 1),
+                 spec: GridSpec.defaults[1], format: .automatic, quality: 80)
+    }
+
+    /// A thumbnail whose entry takes exactly one 4 KiB block on disk.
+    func oneBlock(_ fill: UInt8) -> Thumbnail {
+        Thumbnail(bytes: [UInt8](repeating: fill, count: 3_000), format: .png, width: 33, height: 44)
+    }
+
+    /// The victims are still there, whole: they are entries again (not evicted, not counted
+    /// for good as files that could not be deleted), the fault is the file system's, and once
+    /// it is writable again the limit holds as before, the index and the files agreeing.
+    @Test func aCacheAtItsLimitTurnedReadOnlyKeepsTheEntriesItCouldNotEvict() throws {
+        let disk = try SmallFileSystem(size: "1m")
+        let path = disk.path + "/cache"
+        let cache = try DiskCache(directory: path, limitBytes: 16_384, warn: { _ in })
+        for n in 0..<4 { #expect(cache.store(oneBlock(UInt8(n)), for: key("e\(n)")) == .written) }
+        #expect(cache.statistics.bytes == 16_384)
+
+        try disk.remount(path, readOnly: true)
+        #expect(cache.store(oneBlock(9), for: key("new"))
+            == .failed("cannot delete evicted entries in the disk cache \(path): its file system is read-only"))
+        var statistics = cache.statistics
+        #expect(statistics.entries == 4 && statistics.bytes == 16_384)
+        #expect(statistics.evictions == 0)
+        #expect(statistics.writeErrors == 1)
+        #expect(statistics.spaceFaults == 1)
+        #expect(statistics.fault?.hasSuffix("its file system is read-only") == true)
+        #expect(cache.read(key("e0"))?.bytes == oneBlock(0).bytes)   // the first victim, served still
+        // The next write is not tried.
+        #expect(cache.store(oneBlock(9), for: key("new")) == .failed(try #require(statistics.fault)))
+        #expect(cache.statistics.writeErrors == 2)
+
+        try disk.remount(path, readOnly: false)
+        #expect(cache.checkSpace() == nil)
+        #expect(cache.store(oneBlock(9), for: key("new")) == .written)
+        statistics = cache.statistics
+        #expect(statistics.entries == 4 && statistics.bytes == 16_384)
+        #expect(statistics.evictions == 1)
+        #expect(files(under: path + "/entries").count == 4)
+        #expect(statistics.fault == nil)
     }
 }
