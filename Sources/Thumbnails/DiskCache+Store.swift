@@ -69,6 +69,8 @@ extension DiskCache {
         let victims: [(digest: String, cost: Int)], write: Int, excess: Int
         switch claim {
         case .made(let v, let w, let e): (victims, write, excess) = (v, w, e)
+        case .noRoom(let limit) where limit < limitBytes:
+            return .noRoom("the disk cache's limit, lowered to \(limit) bytes while its file system is full, is held by writes under way or too small")
         case .noRoom(let limit): return .noRoom("the disk cache's limit of \(limit) bytes is held by writes under way")
         case .busy: return .busy("another write or a deletion of this entry is under way")
         case .fault(let fault): return .failed(fault)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Rendering
+import Synchronization
 import Testing
 import TestSupport
 @testable import Thumbnails
@@ -300,6 +301,29 @@ extension DiskFailureTests {
     /// A thumbnail whose entry takes exactly one 4 KiB block on disk.
     func oneBlock(_ fill: UInt8) -> Thumbnail {
         Thumbnail(bytes: [UInt8](repeating: fill, count: 3_000), format: .png, width: 33, height: 44)
+    }
+
+    /// Nobody asks (no `/healthz`, no `/stats`): the probe's own timer finds the space back,
+    /// raises the limit and ends the fault, then stops.
+    @Test func theProbeTimerMendsAFullDiskOnItsOwn() throws {
+        let disk = try SmallFileSystem(size: "256k")
+        let path = disk.path + "/cache"
+        let said = Mutex<[String]>([])
+        let cache = try DiskCache(directory: path, limitBytes: 131_072, spaceProbeSeconds: 0.05,
+                                  warn: { line in said.withLock { $0.append(line) } })
+        #expect(cache.store(oneBlock(1), for: key("kept")) == .written)
+        let filler = disk.fill()
+        let big = Thumbnail(bytes: [UInt8](repeating: 7, count: 40_000), format: .png, width: 33, height: 44)
+        guard case .failed(let why) = cache.store(big, for: key("big")) else { Issue.record("the write was made"); return }
+        #expect(why.hasSuffix("No space left on device"))
+        #expect(cache.statistics.effectiveLimitBytes < 131_072)
+        #expect(cache.probe.withLock { $0 != nil })
+        #expect(unlink(filler) == 0)
+        #expect(eventually { cache.statistics.fault == nil })
+        #expect(cache.statistics.effectiveLimitBytes == 131_072)
+        #expect(eventually { cache.probe.withLock { $0 == nil } })
+        #expect(said.withLock { $0.count } == 2)
+        #expect(cache.store(big, for: key("big")) == .written)
     }
 
     /// The victims are still there, whole: they are entries again (not evicted, not counted

@@ -178,7 +178,7 @@ import TestSupport
         }
         feed(cache) { .probed(DiskSpace.Reading(free: 20_000 - 16_384, readOnly: false), held: $0) }
         let seen = try #require(between.withLock { $0 })
-        #expect(seen.outcome == .noRoom("the disk cache's limit of 16384 bytes is held by writes under way"))
+        #expect(seen.outcome == .noRoom("the disk cache's limit, lowered to 16384 bytes while its file system is full, is held by writes under way or too small"))
         #expect(seen.counted == 32_768 && seen.onDisk == 32_768)
         var statistics = cache.statistics
         #expect(statistics.effectiveLimitBytes == 16_384)
@@ -196,7 +196,7 @@ import TestSupport
         #expect(statistics.evictions == 6)
         #expect(!cache.contains(key("e5")) && !cache.contains(key("e6")))
         // Larger than the lowered limit (not than the configured one): not written, nothing evicted.
-        #expect(cache.store(thumbnail(blocks: 5), for: key("big")) == .noRoom("the disk cache's limit of 16384 bytes is held by writes under way"))
+        #expect(cache.store(thumbnail(blocks: 5), for: key("big")) == .noRoom("the disk cache's limit, lowered to 16384 bytes while its file system is full, is held by writes under way or too small"))
         #expect(cache.statistics.evictions == 6)
         #expect(said.lines.count == 1)
         // Space back for the whole limit: raised, said, and the configured limit holds again.
