@@ -12,8 +12,11 @@ extension DiskCache {
     /// removed); a write that still finds one gone (ENOENT, removed just then) has them made
     /// again and is tried once more. `.failed` (counted in `writeErrors`) when
     /// the file could not be written, a victim not deleted, or while the directories cannot be
-    /// made again; `.tooLarge` (no error) for an entry larger than the whole limit; `.noRoom` (no
-    /// error) when writes and deletions under way hold the room it needs.
+    /// made again, or while the file system is read-only (`DiskSpace`); `.tooLarge` (no error) for
+    /// an entry larger than the whole configured limit; `.noRoom` (no error) when writes and
+    /// deletions under way hold the room it needs. The limit is the one `DiskSpace` gives: lowered
+    /// while the file system is full. A write that fails with `ENOSPC`, `EDQUOT` or `EROFS`
+    /// tells `DiskSpace`, with the file system's free bytes (one `statvfs`).
     public func store(_ thumbnail: Thumbnail, for key: CacheKey) -> WriteOutcome {
         ThreadRole.assertNot(.eventLoop, "DiskCache.store blocks on file I/O")
         let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
@@ -30,17 +33,23 @@ extension DiskCache {
         let digest = key.digest
         // Under the lock: the victims leave the index, and the write's reservation (its size,
         // or its victims' when more: they are on disk until it unlinks them) is counted.
-        enum Claim { case made(victims: [(digest: String, cost: Int)], write: Int, excess: Int), noRoom, busy }
+        enum Claim { case made(victims: [(digest: String, cost: Int)], write: Int, excess: Int), noRoom(Int), busy, fault(String) }
         let claim = index.withLock { state -> Claim in
+            // A read-only file system: not tried (a probe finds it writable again).
+            if case .readOnly = state.space.state, let fault = state.space.fault {
+                state.writeErrors += 1
+                return .fault(fault)
+            }
+            let limit = state.space.limit   // lowered while the file system is full
             // Another write or a deletion of this entry is under way: its unlink must not meet
             // this write's file.
             guard !state.busy.contains(digest) else { return .busy }
             // Were every entry evicted, this one would still not fit: the room is held by
             // writes and deletions under way. Nothing is evicted for a write that cannot be made.
-            guard state.reserved + state.pendingUnlink + cost <= limitBytes else { return .noRoom }
+            guard state.reserved + state.pendingUnlink + cost <= limit else { return .noRoom(limit) }
             var victims: [(digest: String, cost: Int)] = []
             if let old = state.lru.remove(digest) { victims.append((digest, old)) }
-            while state.lru.totalCost + state.reserved + state.pendingUnlink + cost > limitBytes,
+            while state.lru.totalCost + state.reserved + state.pendingUnlink + cost > limit,
                   let oldest = state.lru.leastRecentKey, let evicted = state.lru.remove(oldest) {
                 state.lru.evictions += 1
                 victims.append((oldest, evicted))
@@ -60,23 +69,44 @@ extension DiskCache {
         let victims: [(digest: String, cost: Int)], write: Int, excess: Int
         switch claim {
         case .made(let v, let w, let e): (victims, write, excess) = (v, w, e)
-        case .noRoom: return .noRoom("the disk cache's limit of \(limitBytes) bytes is held by writes under way")
+        case .noRoom(let limit) where limit < limitBytes:
+            return .noRoom("the disk cache's limit, lowered to \(limit) bytes while its file system is full, is held by writes under way or too small")
+        case .noRoom(let limit): return .noRoom("the disk cache's limit of \(limit) bytes is held by writes under way")
         case .busy: return .busy("another write or a deletion of this entry is under way")
+        case .fault(let fault): return .failed(fault)
         }
         victimsChosenForTesting?(victims.map(\.digest))
         // Only once they are gone does their room go to other writes.
-        let stranded = victims.reduce(0) { $0 + (removeDropped(path(for: $1.digest)) ? 0 : $1.cost) }
-        if stranded > 0 {
-            // A victim could not be deleted: it stays counted, and this write is not made (the
-            // room it was to take is still on disk).
-            index.withLock { state in
+        let kept = victims.filter { !removeDropped(path(for: $0.digest)) }
+        if !kept.isEmpty {
+            // A victim could not be deleted: this write is not made (the room it was to take is
+            // still on disk). On a file system turned read-only the victims are there, whole:
+            // they go back into the index (counted as entries again, not evicted), and
+            // `DiskSpace` hears of it, so no write is tried until it is writable. Otherwise they
+            // stay counted (`pendingUnlink`) until a restart.
+            let reading = Self.readSpace(directory)
+            let readOnly = reading?.readOnly == true
+            let stranded = kept.reduce(0) { $0 + $1.cost }
+            let work = index.withLock { state -> SpaceWork in
                 state.reserved -= cost
-                state.pendingUnlink += stranded - excess
+                if readOnly {
+                    state.pendingUnlink -= excess
+                    for victim in kept {
+                        state.lru.insert(victim.digest, 0, cost: victim.cost)
+                        if victim.digest != digest { state.lru.evictions -= 1 }
+                    }
+                } else {
+                    state.pendingUnlink += stranded - excess
+                }
                 state.writeErrors += 1
                 state.busy.remove(digest)
                 for victim in victims { state.busy.remove(victim.digest) }
+                guard let reading, readOnly else { return SpaceWork() }
+                return handleSpace({ .probed(reading, held: $0) }, in: &state)
             }
-            return .failed("cannot delete evicted entries in the disk cache \(directory)")
+            perform(work)
+            return .failed("cannot delete evicted entries in the disk cache \(directory)"
+                           + (readOnly ? ": its file system is read-only" : ""))
         }
         index.withLock { state in
             state.pendingUnlink -= excess
@@ -88,12 +118,17 @@ extension DiskCache {
         if failure == ENOENT, !leftBehind, checkDirectories() == nil {
             (failure, leftBehind) = place(bytes, digest: digest, through: temporaryPath)
         }
-        index.withLock { state in
+        // A full or read-only file system: its free bytes, read before the lock is taken.
+        let space = [ENOSPC, EDQUOT, EROFS].contains(failure) ? Self.readSpace(directory) : nil
+        let work = index.withLock { state -> SpaceWork in
             state.reserved -= cost
             state.busy.remove(digest)
             if failure == 0 { state.lru.insert(digest, write, cost: cost) } else { state.writeErrors += 1 }
             if leftBehind { state.pendingUnlink += cost }   // a temporary file unlink could not remove
+            guard failure != 0 else { return SpaceWork() }
+            return handleSpace({ .writeFailed(errno: failure, held: $0, reading: space) }, in: &state)
         }
+        perform(work)
         guard failure != 0 else { return .written }
         return .failed("cannot write to the disk cache \(directory): \(String(cString: strerror(failure)))")
     }
@@ -102,9 +137,13 @@ extension DiskCache {
     /// 0, or the `errno` of the step that failed (what it created is removed then; `leftBehind`
     /// when that removal failed too).
     private func place(_ bytes: [UInt8], digest: String, through temporaryPath: String) -> (failure: Int32, leftBehind: Bool) {
-        // EEXIST is the usual answer; ENOENT says entries/ is gone.
+        // EEXIST is the usual answer; ENOENT says entries/ is gone; ENOSPC, EDQUOT and EROFS
+        // are the file system's (`DiskSpace`).
         let shard = shardDirectory(for: digest)
-        if mkdir(shard, 0o755) != 0 && errno == ENOENT { return (ENOENT, false) }
+        if mkdir(shard, 0o755) != 0 {
+            let failure = errno
+            if [ENOENT, ENOSPC, EDQUOT, EROFS].contains(failure) { return (failure, false) }
+        }
         // A symlink (or anything but a directory) planted at the shard's name leads out of the
         // cache, perhaps into the library: never written through.
         guard CacheDirectory.isRealDirectory(shard) else { return (ENOTDIR, false) }

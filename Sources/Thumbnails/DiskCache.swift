@@ -29,6 +29,11 @@ import Locking
 /// `pendingUnlink` until a restart. A write that finds no room even with every entry evicted
 /// (writes and deletions under way hold it: a limit only a few thumbnails large) is not written.
 ///
+/// A full file system (`ENOSPC`, or `EDQUOT`) lowers the limit to what fits and a read-only one
+/// (`EROFS`) stops the writes, until probes find room or write access again (`DiskSpace`, driven
+/// by `DiskCache+Space.swift`); a lowered limit is kept as the configured one is: no write is
+/// made past it, and its victims count until their files are gone.
+///
 /// Never throws after start-up: a failed read is a miss, a failed write counts in `writeErrors`.
 /// Directories removed while it runs are made again by the start-up rules
 /// (`DiskCache+Directories.swift`).
@@ -43,7 +48,11 @@ public final class DiskCache: Sendable {
         /// Bytes counted against the limit, in 4 KiB blocks: the entries', the writes' under
         /// way, and those of files dropped from the index but not yet deleted.
         public var bytes = 0
+        /// The configured limit, bytes.
         public var limitBytes = 0
+        /// The limit writes are admitted against now: `limitBytes`, or lower while the file
+        /// system is full (`DiskSpace`).
+        public var effectiveLimitBytes = 0
         public var hits = 0
         public var misses = 0
         public var evictions = 0
@@ -54,6 +63,9 @@ public final class DiskCache: Sendable {
         /// Times the cache directory, `entries/` or `tmp/` were found gone or replaced while
         /// the server ran (each then made again when `CacheDirectory.reclaim` allows).
         public var directoryFaults = 0
+        /// Times the cache's file system was found full (or a quota met) or read-only
+        /// (`DiskSpace`), each a fault until probes find it mended.
+        public var spaceFaults = 0
         /// Why the disk tier cannot keep thumbnails now (one sentence), or nil while it can.
         public var fault: String?
     }
@@ -99,6 +111,8 @@ public final class DiskCache: Sendable {
         var writeErrors = 0
         var corrupt = 0
         var nextTemporary = 0
+        /// Whether the file system takes writes, and the limit that follows (`DiskSpace`).
+        var space: DiskSpace
     }
 
     /// The cache directory (holds `entries/` and `tmp/`).
@@ -115,6 +129,12 @@ public final class DiskCache: Sendable {
     let faultRecheckNanoseconds: UInt64
     /// Where a directory fault is said (once per fault, and once when it is over). stderr in the server.
     let warn: @Sendable (String) -> Void
+    /// While the file system is full or read-only, how often it is probed, ns. `5 s` by default.
+    let spaceProbeNanoseconds: UInt64
+    /// The probe's timer while a `DiskSpace` fault lasts; nil otherwise.
+    let probe = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// Uptime in nanoseconds: when a `DiskSpace` fault started.
+    let clock: any UptimeClock
     /// Entries `openWithoutWaiting` keeps open at most (one descriptor each); 0 keeps none.
     /// `256` by default.
     public let openEntryLimit: Int
@@ -127,9 +147,9 @@ public final class DiskCache: Sendable {
     /// Tests only: runs with the entry's path right after `openWithoutWaiting` checked it (to
     /// write into the file at the worst moment). Nil in the server.
     let afterCheckForTesting = Mutex<(@Sendable (String) -> Void)?>(nil)
-    /// Tests only: runs in `store` with the digests of the write's victims, after they were
-    /// chosen and dropped from the index and before their files are unlinked (to let another
-    /// write run at the worst moment). Nil in the server: a `let`, so nil costs one test.
+    /// Tests only: runs in `store` with the digests of the write's victims (and in
+    /// `perform(_:)` with a lowered limit's), after they were chosen and dropped from the index
+    /// and before their files are unlinked (to let another write run at the worst moment). Nil in the server: a `let`, so nil costs one test.
     let victimsChosenForTesting: (@Sendable ([String]) -> Void)?
 
     /// Claims (creating if needed) the cache at `directory`, deletes leftover temporary files and
@@ -139,15 +159,18 @@ public final class DiskCache: Sendable {
     /// `library`: the library root (resolved) the cache must stay apart from if it has to be
     /// made again while running; nil (default) checks none. `faultRecheckSeconds` (default 1):
     /// how often writes try again to make the directories while they cannot. `warn`: where a
-    /// directory fault is said; stderr (`thumbd: ` first) by default.
+    /// directory fault is said; stderr (`thumbd: ` first) by default. `spaceProbeSeconds` (default
+    /// 5): how often a full or read-only file system is probed while it is (`DiskSpace`);
+    /// `clock`: the system's uptime by default.
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
     public convenience init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1,
                             openEntryLimit: Int = 256, library: String? = nil, faultRecheckSeconds: Double = 1,
+                            spaceProbeSeconds: Double = 5, clock: any UptimeClock = SystemUptimeClock(),
                             warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
         try self.init(directory: directory, limitBytes: limitBytes, recencyResolutionSeconds: recencyResolutionSeconds,
                       openEntryLimit: openEntryLimit, library: library, faultRecheckSeconds: faultRecheckSeconds,
-                      warn: warn, victimsChosenForTesting: nil)
+                      spaceProbeSeconds: spaceProbeSeconds, clock: clock, warn: warn, victimsChosenForTesting: nil)
     }
 
     /// The disk tier a pipeline of `configuration` uses: its `cacheDirectory`, `diskLimitBytes`,
@@ -159,8 +182,8 @@ public final class DiskCache: Sendable {
 
     /// The public `init`, with `victimsChosenForTesting` (tests only).
     init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
-         library: String? = nil, faultRecheckSeconds: Double = 1,
-         warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning,
+         library: String? = nil, faultRecheckSeconds: Double = 1, spaceProbeSeconds: Double = 5,
+         clock: any UptimeClock = SystemUptimeClock(), warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning,
          victimsChosenForTesting: (@Sendable ([String]) -> Void)?) throws {
         self.victimsChosenForTesting = victimsChosenForTesting
         self.directory = directory
@@ -169,6 +192,8 @@ public final class DiskCache: Sendable {
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         libraryRoot = library
         faultRecheckNanoseconds = UInt64(max(0, min(faultRecheckSeconds, 1e6)) * 1e9)
+        spaceProbeNanoseconds = UInt64(max(0.001, min(spaceProbeSeconds, 1e6)) * 1e9)
+        self.clock = clock
         self.warn = warn
         entriesDirectory = directory + "/entries"
         temporaryDirectory = directory + "/tmp"
@@ -201,7 +226,7 @@ public final class DiskCache: Sendable {
             }
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
-        var initial = Index()
+        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: self.limitBytes))
         for entry in found { initial.lru.insert(entry.digest, 0, cost: entry.cost) }
         var victims: [String] = []
         while initial.lru.totalCost > self.limitBytes, let oldest = initial.lru.leastRecentKey {
@@ -212,6 +237,10 @@ public final class DiskCache: Sendable {
         index = Mutex(initial)
         directories = Mutex(Directories(identities: Self.identities(directory)))
         for digest in victims { CacheDirectory.removeEntry(path(for: digest)) }
+    }
+
+    deinit {
+        probe.withLock { $0?.cancel() }
     }
 
     /// What `readWithoutWaiting` found.
@@ -317,13 +346,14 @@ public final class DiskCache: Sendable {
     public var statistics: Statistics {
         var statistics = index.withLock { state in
             Statistics(entries: state.lru.count, bytes: state.lru.totalCost + state.reserved + state.pendingUnlink,
-                       limitBytes: limitBytes,
+                       limitBytes: limitBytes, effectiveLimitBytes: state.space.limit,
                        hits: state.lru.hits, misses: state.lru.misses, evictions: state.lru.evictions,
-                       writeErrors: state.writeErrors, corrupt: state.corrupt)
+                       writeErrors: state.writeErrors, corrupt: state.corrupt,
+                       spaceFaults: state.space.faults, fault: state.space.fault)
         }
         let directories = directories.withLock { ($0.faults, $0.fault) }
         statistics.directoryFaults = directories.0
-        statistics.fault = directories.1
+        statistics.fault = directories.1 ?? statistics.fault
         return statistics
     }
 

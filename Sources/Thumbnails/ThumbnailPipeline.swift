@@ -236,12 +236,13 @@ public final class ThumbnailPipeline: Sendable {
         scheduler.stop()
     }
 
-    /// Whether the disk tier can keep thumbnails now: nil, or why not (one sentence). Checks the
-    /// cache's directories and makes them again when they were removed, and drops the entries
-    /// of shards removed under it (`DiskCache.checkDirectoriesAndShards`).
+    /// Whether the disk tier can keep thumbnails as configured now: nil, or why not (one
+    /// sentence). Checks the cache's directories and makes them again when they were removed,
+    /// and drops the entries of shards removed under it (`DiskCache.checkDirectoriesAndShards`);
+    /// then probes its file system (`DiskCache.checkSpace`: full, or read-only).
     /// Blocks on file I/O: call it off the event loops.
     @discardableResult
     public func checkDiskCache() -> String? {
-        disk.checkDirectoriesAndShards()
+        disk.checkDirectoriesAndShards() ?? disk.checkSpace()
     }
 }

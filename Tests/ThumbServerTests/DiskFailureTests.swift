@@ -1,5 +1,10 @@
 import Foundation
+import HTTP
+import Rendering
+import Synchronization
 import Testing
+import TestSupport
+@testable import Thumbnails
 @testable import ThumbServer
 
 /// A disk cache that cannot write (a full or read-only file system) is not fatal: the server
@@ -26,7 +31,34 @@ struct DiskFailureTests {
 
         private var view: String { path + "-ro" }
 
+        /// `directory` (inside this file system) bound onto itself, remounted read-only or
+        /// writable again (the tmpfs itself cannot be: the server's index keeps a file open for
+        /// writing in it); unmounted at the end.
+        func remount(_ directory: String, readOnly: Bool) throws {
+            if bound == nil {
+                try Self.run("/bin/mount", ["--bind", directory, directory])
+                bound = directory
+            }
+            try Self.run("/bin/mount", ["-o", readOnly ? "remount,bind,ro" : "remount,bind,rw", directory])
+        }
+
+        private var bound: String?
+
+        /// Fills what is free with a file of the test's own, `filler` (not the cache's), and
+        /// returns its path.
+        func fill() -> String {
+            let filler = path + "/filler"
+            let fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            for chunk in [65_536, 4_096] {
+                let bytes = [UInt8](repeating: 0x5A, count: chunk)
+                while write(fd, bytes, chunk) > 0 {}
+            }
+            close(fd)
+            return filler
+        }
+
         deinit {
+            if let bound { try? Self.run("/bin/umount", ["-l", bound]) }
             try? Self.run("/bin/umount", ["-l", view])
             try? FileManager.default.removeItem(atPath: view)
             try? Self.run("/bin/umount", ["-l", path])
@@ -78,7 +110,9 @@ struct DiskFailureTests {
     }
 
     /// A cache on a tiny file system: what a prefetch could not write is `not_stored`, with the
-    /// reason, and exactly the items it counts `done` are disk hits afterwards.
+    /// reason, and exactly the items it counts `done` were kept: those still on disk are disk
+    /// hits afterwards, the others were evicted (the full file system lowered the limit to what
+    /// fits, issue 29 item 7).
     @Test func aPrefetchOnAFullDiskCountsWhatItCouldNotStore() throws {
         let disk = try SmallFileSystem(size: "256k")   // the library index takes about 60 KiB of it
         let library = try PrefetchTests.CopiesLibrary(count: 20)
@@ -94,9 +128,14 @@ struct DiskFailureTests {
         #expect(done >= 1)
         #expect(notStored >= 1)
         #expect((job["not_stored_reason"] as? String)?.hasSuffix("No space left on device") == true)
+        // Every item done was written: on disk still, or evicted since (the cache held nothing else).
+        let entries = try server.stat("disk_cache", "entries"), evictions = try server.stat("disk_cache", "evictions")
+        #expect(entries + evictions == done)
+        #expect(try server.stat("disk_cache", "write_errors") == notStored)
+        #expect(files(under: disk.path + "/cache/entries").count == entries)
         var tiers: [String: Int] = [:]
-        for name in names { tiers[try server.get("/thumbnails/5/\(name)").header("X-Cache") ?? "none", default: 0] += 1 }
-        #expect(tiers == ["HIT-DISK": done, "MISS": notStored])
+        for name in names.reversed() { tiers[try server.get("/thumbnails/5/\(name)").header("X-Cache") ?? "none", default: 0] += 1 }
+        #expect(tiers["HIT-DISK", default: 0] + tiers["MISS", default: 0] == 20)
         #expect(files(under: disk.path + "/cache/tmp").isEmpty)
     }
 
@@ -116,6 +155,208 @@ struct DiskFailureTests {
         usleep(200_000)
         #expect(try server.stat("disk_cache", "write_errors") == 2)
         #expect(try server.get("/thumbnails/5/Landscape_1.jpg").header("X-Cache") == "HIT-MEMORY")
-        #expect(try server.get("/healthz").status == 200)
+        // Its writes fail: a fault /healthz reports (issue 29, item 7), while serving goes on.
+        let health = try server.get("/healthz")
+        #expect(health.status == 503)
+        #expect((health.json["disk_cache"] as? String)?.hasSuffix("its file system is read-only") == true)
+    }
+}
+
+/// A full or read-only file system under a running server (issue 29, item 7): a fault that is
+/// seen (`/healthz` 503 with the reason, `disk_cache.space_faults`, the lowered
+/// `effective_limit_bytes`) and mended (the limit lowered to what fits, least recently used
+/// entries evicted so that new renders are kept again; raised and `ok` again once space or write
+/// access returns), the memory tier serving throughout. In-process, on a small tmpfs.
+extension DiskFailureTests {
+    /// A server in-process whose cache is `cache`, the placeholder backfill off (its SQLite
+    /// writes would take the tmpfs' pages from under the test).
+    final class Server: InProcessServer, @unchecked Sendable {
+        init(cache: String, diskLimit: Int) throws {
+            try super.init(cacheDirectory: cache) { config in
+                config.diskCacheBytes = diskLimit
+                config.thumbhashBackfill = false
+            }
+        }
+
+        func json(_ target: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(respond("GET", target).body)) as? [String: Any])
+        }
+
+        func stat(_ section: String, _ field: String) throws -> Int {
+            ((try json("/stats")[section] as? [String: Any])?[field] as? NSNumber)?.intValue ?? -1
+        }
+
+        /// GETs `target` and waits until its render is stored (or not): no flight left.
+        func render(_ target: String) throws -> HTTPResponse {
+            let response = respond("GET", target)
+            #expect(try eventually { try stat("renders", "flights") == 0 })
+            return response
+        }
+    }
+
+    static let photos = Paths.files(in: Paths.fixturePhotos).sorted()
+
+    @Test func aFullDiskLowersTheLimitEvictsToKeepNewRendersAndIsMendedWhenSpaceReturns() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        let limit = 2 << 20
+        let server = try Server(cache: disk.path + "/cache", diskLimit: limit)
+        // Grid 3 of every photo: kept on disk (and in memory), and each photo's placeholder in the index.
+        for photo in Self.photos { #expect(try server.render("/thumbnails/3/\(encodePath(photo))").headers["X-Cache"] == "MISS") }
+        #expect(try server.stat("disk_cache", "entries") == Self.photos.count)
+        #expect(try server.stat("disk_cache", "write_errors") == 0)
+        #expect(server.respond("GET", "/healthz").status == 200)
+
+        let filler = disk.fill()
+        let held = try server.stat("disk_cache", "bytes")
+        // The first render after it cannot be written: the limit is lowered to what the tier holds.
+        let first = try server.render("/thumbnails/5/\(encodePath(Self.photos[0]))")
+        #expect(first.status == 200 && first.headers["X-Cache"] == "MISS")
+        #expect(try server.stat("disk_cache", "write_errors") == 1)
+        #expect(try server.stat("disk_cache", "space_faults") == 1)
+        #expect(try server.stat("disk_cache", "effective_limit_bytes") == held)
+        #expect(try server.stat("disk_cache", "limit_bytes") == limit)
+        let health = server.respond("GET", "/healthz")
+        #expect(health.status == 503)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])
+        #expect(body["status"] as? String == "degraded")
+        #expect((body["disk_cache"] as? String)?.contains("its file system is full") == true, "\(body)")
+        #expect((body["disk_cache"] as? String)?.contains("its limit is lowered to \(held) of \(limit) bytes") == true, "\(body)")
+        #expect(String(decoding: server.respond("GET", "/metrics").body, as: UTF8.self)
+            .contains("\nthumbd_disk_cache_effective_limit_bytes \(held)\n"))
+
+        // The next renders are kept: each evicts least recently used entries (grid 3's) to make room.
+        let (entries, evictions) = (try server.stat("disk_cache", "entries"), try server.stat("disk_cache", "evictions"))
+        for photo in Self.photos.dropFirst() {
+            #expect(try server.render("/thumbnails/5/\(encodePath(photo))").headers["X-Cache"] == "MISS")
+        }
+        #expect(try server.stat("disk_cache", "write_errors") == 1, "no render after the first failed to be kept")
+        let evicted = try server.stat("disk_cache", "evictions") - evictions
+        #expect(evicted >= 1)
+        #expect(try server.stat("disk_cache", "entries") == entries + (Self.photos.count - 1) - evicted)
+        #expect(try server.stat("disk_cache", "bytes") <= held)
+        // The memory tier served on: every grid 3 thumbnail is a memory hit, counted.
+        let memoryHits = try server.stat("memory_cache", "hits")
+        for photo in Self.photos {
+            #expect(server.respond("GET", "/thumbnails/3/\(encodePath(photo))").headers["X-Cache"] == "HIT-MEMORY")
+        }
+        #expect(try server.stat("memory_cache", "hits") == memoryHits + Self.photos.count)
+
+        // Space returns: the probe (`/healthz` runs one) raises the limit, and the fault is over.
+        #expect(unlink(filler) == 0)
+        #expect(server.respond("GET", "/healthz").status == 200)
+        #expect(try server.json("/healthz")["status"] as? String == "ok")
+        #expect(try server.stat("disk_cache", "effective_limit_bytes") == limit)
+        let before = (try server.stat("disk_cache", "entries"), try server.stat("disk_cache", "evictions"))
+        #expect(try server.render("/thumbnails/1/\(encodePath(Self.photos[0]))").headers["X-Cache"] == "MISS")
+        #expect(try server.stat("disk_cache", "entries") == before.0 + 1)
+        #expect(try server.stat("disk_cache", "evictions") == before.1)
+        #expect(try server.stat("disk_cache", "write_errors") == 1)
+        #expect(try server.stat("disk_cache", "space_faults") == 1)
+        withExtendedLifetime(disk) {}
+    }
+
+    @Test func aCacheDirectoryTurnedReadOnlyIsAFaultUntilItIsWritableAgain() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20)
+        #expect(try server.render("/thumbnails/3/\(encodePath(Self.photos[0]))").headers["X-Cache"] == "MISS")
+        #expect(try server.stat("disk_cache", "entries") == 1)
+
+        try disk.remount(server.cache, readOnly: true)
+        // The first write meets EROFS; the next is not tried; each is counted.
+        #expect(try server.render("/thumbnails/5/\(encodePath(Self.photos[0]))").status == 200)
+        #expect(try server.stat("disk_cache", "write_errors") == 1)
+        let health = server.respond("GET", "/healthz")
+        #expect(health.status == 503)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])
+        #expect(body["status"] as? String == "degraded")
+        #expect((body["disk_cache"] as? String)?.hasSuffix("its file system is read-only") == true, "\(body)")
+        #expect(try server.render("/thumbnails/5/\(encodePath(Self.photos[1]))").status == 200)
+        #expect(try server.stat("disk_cache", "write_errors") == 2)
+        #expect(try server.stat("disk_cache", "space_faults") == 1)
+        #expect(try server.stat("disk_cache", "entries") == 1)
+        let memoryHits = try server.stat("memory_cache", "hits")
+        for (grid, photo) in [("3", 0), ("5", 0), ("5", 1)] {
+            #expect(server.respond("GET", "/thumbnails/\(grid)/\(encodePath(Self.photos[photo]))").headers["X-Cache"] == "HIT-MEMORY")
+        }
+        #expect(try server.stat("memory_cache", "hits") == memoryHits + 3)
+
+        try disk.remount(server.cache, readOnly: false)
+        #expect(server.respond("GET", "/healthz").status == 200)
+        #expect(try server.render("/thumbnails/5/\(encodePath(Self.photos[2]))").headers["X-Cache"] == "MISS")
+        #expect(try server.stat("disk_cache", "entries") == 2)
+        #expect(try server.stat("disk_cache", "write_errors") == 2)
+        #expect(try server.stat("disk_cache", "effective_limit_bytes") == 2 << 20)
+        withExtendedLifetime(disk) {}
+    }
+}
+
+/// The disk tier alone on a tmpfs turned read-only while it is at its limit: a write must evict
+/// first, and its victims' unlinks fail with EROFS.
+extension DiskFailureTests {
+    func key(_ name: String) -> CacheKey {
+        CacheKey(assetPath: name, source: SourceIdentity(size: 10, modifiedNanoseconds: 1),
+                 spec: GridSpec.defaults[1], format: .automatic, quality: 80)
+    }
+
+    /// A thumbnail whose entry takes exactly one 4 KiB block on disk.
+    func oneBlock(_ fill: UInt8) -> Thumbnail {
+        Thumbnail(bytes: [UInt8](repeating: fill, count: 3_000), format: .png, width: 33, height: 44)
+    }
+
+    /// Nobody asks (no `/healthz`, no `/stats`): the probe's own timer finds the space back,
+    /// raises the limit and ends the fault, then stops.
+    @Test func theProbeTimerMendsAFullDiskOnItsOwn() throws {
+        let disk = try SmallFileSystem(size: "256k")
+        let path = disk.path + "/cache"
+        let said = Mutex<[String]>([])
+        let cache = try DiskCache(directory: path, limitBytes: 131_072, spaceProbeSeconds: 0.05,
+                                  warn: { line in said.withLock { $0.append(line) } })
+        #expect(cache.store(oneBlock(1), for: key("kept")) == .written)
+        let filler = disk.fill()
+        let big = Thumbnail(bytes: [UInt8](repeating: 7, count: 40_000), format: .png, width: 33, height: 44)
+        guard case .failed(let why) = cache.store(big, for: key("big")) else { Issue.record("the write was made"); return }
+        #expect(why.hasSuffix("No space left on device"))
+        #expect(cache.statistics.effectiveLimitBytes < 131_072)
+        #expect(cache.probe.withLock { $0 != nil })
+        #expect(unlink(filler) == 0)
+        #expect(eventually { cache.statistics.fault == nil })
+        #expect(cache.statistics.effectiveLimitBytes == 131_072)
+        #expect(eventually { cache.probe.withLock { $0 == nil } })
+        #expect(said.withLock { $0.count } == 2)
+        #expect(cache.store(big, for: key("big")) == .written)
+    }
+
+    /// The victims are still there, whole: they are entries again (not evicted, not counted
+    /// for good as files that could not be deleted), the fault is the file system's, and once
+    /// it is writable again the limit holds as before, the index and the files agreeing.
+    @Test func aCacheAtItsLimitTurnedReadOnlyKeepsTheEntriesItCouldNotEvict() throws {
+        let disk = try SmallFileSystem(size: "1m")
+        let path = disk.path + "/cache"
+        let cache = try DiskCache(directory: path, limitBytes: 16_384, warn: { _ in })
+        for n in 0..<4 { #expect(cache.store(oneBlock(UInt8(n)), for: key("e\(n)")) == .written) }
+        #expect(cache.statistics.bytes == 16_384)
+
+        try disk.remount(path, readOnly: true)
+        #expect(cache.store(oneBlock(9), for: key("new"))
+            == .failed("cannot delete evicted entries in the disk cache \(path): its file system is read-only"))
+        var statistics = cache.statistics
+        #expect(statistics.entries == 4 && statistics.bytes == 16_384)
+        #expect(statistics.evictions == 0)
+        #expect(statistics.writeErrors == 1)
+        #expect(statistics.spaceFaults == 1)
+        #expect(statistics.fault?.hasSuffix("its file system is read-only") == true)
+        #expect(cache.read(key("e0"))?.bytes == oneBlock(0).bytes)   // the first victim, served still
+        // The next write is not tried.
+        #expect(cache.store(oneBlock(9), for: key("new")) == .failed(try #require(statistics.fault)))
+        #expect(cache.statistics.writeErrors == 2)
+
+        try disk.remount(path, readOnly: false)
+        #expect(cache.checkSpace() == nil)
+        #expect(cache.store(oneBlock(9), for: key("new")) == .written)
+        statistics = cache.statistics
+        #expect(statistics.entries == 4 && statistics.bytes == 16_384)
+        #expect(statistics.evictions == 1)
+        #expect(files(under: path + "/entries").count == 4)
+        #expect(statistics.fault == nil)
     }
 }

@@ -22,7 +22,7 @@ import Testing
         (memory.hits, memory.misses, memory.evictions) = (11, 12, 13)
         var disk = DiskCache.Statistics()
         (disk.entries, disk.bytes, disk.limitBytes, disk.hits, disk.misses, disk.evictions) = (21, 22, 23, 24, 25, 26)
-        (disk.writeErrors, disk.corrupt, disk.directoryFaults) = (27, 28, 29)
+        (disk.writeErrors, disk.corrupt, disk.directoryFaults, disk.spaceFaults, disk.effectiveLimitBytes) = (27, 28, 29, 30, 20)
         disk.fault = "the cache directory \"/var/cache/thumbd\" was removed"
         var renders = RenderStatistics.Snapshot()
         (renders.total, renders.failed, renders.coalesced, renders.prefetch) = (31, 2, 33, 34)

@@ -5,12 +5,13 @@ import Locking
 /// `GET /healthz` (docs/API.md, "Endpoints"): whether the server serves as configured.
 extension ThumbService {
     /// `200 {"status":"ok"}`, or `503 {"status":"degraded","disk_cache":"<why>"}` (`HealthBody`) while the disk
-    /// cache cannot keep thumbnails because its directory was removed and cannot be made again
-    /// (`ThumbnailPipeline.checkDiskCache`, which first tries to make it again). Thumbnails are
-    /// still served then, each rendered again, so the instance is not what it was configured to
-    /// be: a probe that acts on the status (a load balancer, an orchestrator's restart) should
-    /// see it. A disk that is full or read-only is not a fault here (`disk_cache.write_errors`
-    /// counts it). Blocks on file I/O: call it off the event loops.
+    /// cache cannot keep thumbnails as configured: its directory was removed and cannot be made
+    /// again, its file system is full (its limit lowered to what fits) or read-only
+    /// (`ThumbnailPipeline.checkDiskCache`, which first tries to make the directory again and
+    /// probes the file system, so the answer is mended as soon as they are). Thumbnails are
+    /// still served then, from memory or rendered again, so the instance is not what it was
+    /// configured to be: a probe that acts on the status (a load balancer, an orchestrator's
+    /// restart) should see it. Blocks on file I/O: call it off the event loops.
     /// In a cluster, the answer to another node's probe (`request` marked `Thumbd-Forwarded`)
     /// carries `Thumbd-Thumbnail-Request-Age`: ms since this node last received a thumbnail
     /// request (absent when none since it started), which tells the prober that nginx routes

@@ -29,9 +29,15 @@ enum StatsFamily {
     static let diskDirectoryFaults = MetricFamily(
         "thumbd_disk_cache_directory_faults_total", .counter,
         "Times the cache directory, entries/ or tmp/ were found removed or replaced while the server ran (each made again when allowed).")
+    static let diskSpaceFaults = MetricFamily(
+        "thumbd_disk_cache_space_faults_total", .counter,
+        "Times the disk cache's file system was found full (or its quota met) or read-only (each until probes find room or write access again).")
+    static let diskEffectiveLimit = MetricFamily(
+        "thumbd_disk_cache_effective_limit_bytes", .gauge,
+        "The disk cache's limit now, bytes: its configured limit, or lower while its file system is full.")
     static let diskFailing = MetricFamily(
         "thumbd_disk_cache_failing", .gauge,
-        "1 while the disk cache cannot keep thumbnails (its directory gone and not to be made again), else 0.")
+        "1 while the disk cache cannot keep thumbnails as configured (its directory gone and not to be made again, its file system full or read-only), else 0.")
 
     static let renders = MetricFamily("thumbd_renders_total", .counter, "libvips renders run.")
     static let rendersFailed = MetricFamily("thumbd_renders_failed_total", .counter, "libvips renders that failed.")

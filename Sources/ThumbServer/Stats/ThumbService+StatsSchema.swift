@@ -73,6 +73,8 @@ extension ThumbService {
         .figure("write_errors", StatsFamily.diskWriteErrors.sample()) { .integer($0.disk.writeErrors) },
         .figure("corrupt", StatsFamily.diskCorrupt.sample()) { .integer($0.disk.corrupt) },
         .figure("directory_faults", StatsFamily.diskDirectoryFaults.sample()) { .integer($0.disk.directoryFaults) },
+        .figure("space_faults", StatsFamily.diskSpaceFaults.sample()) { .integer($0.disk.spaceFaults) },
+        .figure("effective_limit_bytes", StatsFamily.diskEffectiveLimit.sample()) { .integer($0.disk.effectiveLimitBytes) },
         .statsOnly("fault") { $0.disk.fault.map(StatsValue.text) ?? .absent },
         .metricsOnly(StatsFamily.diskFailing.sample()) { .flag($0.disk.fault != nil) },
     ]

@@ -10,11 +10,14 @@ import TestSupport
 /// `configure` turns it on. Route tests subclass it to name their own set-up.
 class InProcessServer: @unchecked Sendable {
     /// The cache directory, removed with the server.
-    let cache = NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
+    let cache: String
     let thumbd: Thumbd
 
-    /// A server over `library` (the fixture photos by default), its config changed by `configure`.
-    init(library: String = Paths.fixturePhotos, configure: (inout Config) -> Void = { _ in }) throws {
+    /// A server over `library` (the fixture photos by default), its config changed by
+    /// `configure`; its cache at `cacheDirectory` (a fresh temporary directory by default).
+    init(library: String = Paths.fixturePhotos, cacheDirectory: String? = nil,
+         configure: (inout Config) -> Void = { _ in }) throws {
+        cache = cacheDirectory ?? NSTemporaryDirectory() + "thumbd-inprocess-\(UUID().uuidString)"
         var config = Config()
         config.library = library
         config.cacheDirectory = cache
