@@ -38,7 +38,9 @@ import Glibc
     /// node1.json made into node `index`'s config: its peers' and node's ports moved as the nginx
     /// file's are, its own port, library and cache directory, and the thumbhash backfill off
     /// (nothing but the test's requests renders, so a node's `renders.total` counts them).
-    static func nodeConfig(index: Int, nodes: [UInt16], library: String, cache: String) throws -> [String: Any] {
+    /// `settings`: options set over the shipped file's (`peer_timeout_seconds`...).
+    static func nodeConfig(index: Int, nodes: [UInt16], library: String, cache: String,
+                           settings: [String: Any] = [:]) throws -> [String: Any] {
         let data = try #require(FileManager.default.contents(atPath: shippedNode))
         var config = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let peers = try #require(config["peers"] as? [String])
@@ -51,6 +53,7 @@ import Glibc
         config["library"] = library
         config["cache_dir"] = cache
         config["thumbhash_backfill"] = false
+        config.merge(settings) { _, given in given }
         return config
     }
 
@@ -64,7 +67,8 @@ import Glibc
         var library: String { dir.path + "/library" }
 
         /// `bulkFolders` more folders of the fixture photos (`bulk 1`...), for a job that runs a while.
-        init(nginx: String, bulkFolders: Int = 0) throws {
+        /// `settings`: options each node gets over the shipped node file's.
+        init(nginx: String, bulkFolders: Int = 0, settings: [String: Any] = [:]) throws {
             let ports = try #require(LoopbackPorts.free(4), "no free loopback ports")
             front = ports[0]
             nodes = Array(ports[1...])
@@ -75,7 +79,8 @@ import Glibc
             }
             for i in nodes.indices {
                 let config = try NginxDeploymentTests.nodeConfig(index: i, nodes: nodes, library: library,
-                                                                cache: dir.path + "/cache\(i + 1)")
+                                                                cache: dir.path + "/cache\(i + 1)",
+                                                                settings: settings)
                 dir.write("node\(i + 1).json", Array(try JSONSerialization.data(withJSONObject: config)))
                 pids.append(try spawnNode(i))
             }
