@@ -135,8 +135,14 @@ import TestSupport
     /// indexes, then inserted at theirs, ascending.
     static func apply(_ answer: [String: Any], to before: [String]) -> [String] {
         var list = before
-        for index in placed(answer, "removed").keys.sorted(by: >) { list.remove(at: index) }
-        for (index, path) in placed(answer, "inserted").sorted(by: { $0.key < $1.key }) { list.insert(path, at: index) }
+        for index in placed(answer, "removed").keys.sorted(by: >) {
+            guard list.indices.contains(index) else { return ["no index \(index) to remove"] }
+            list.remove(at: index)
+        }
+        for (index, path) in placed(answer, "inserted").sorted(by: { $0.key < $1.key }) {
+            guard (0...list.count).contains(index) else { return ["no index \(index) to insert at"] }
+            list.insert(path, at: index)
+        }
         return list
     }
 
@@ -190,13 +196,13 @@ import TestSupport
         service.put("alice/new.jpg", "Landscape_6.jpg", at: Self.y2022)
         service.thumbd.service.index.rescan()
         #expect(eventually(within: 30) { !parked.values.isEmpty })
-        let answer = Self.json(parked.values[0])
+        let answer = Self.json(try #require(parked.values.first))
         #expect(answer["generation"] as? Int == since + 1)
         #expect(Self.placed(answer, "inserted") == [0: "alice/new.jpg"])
 
         let short = service.send("/assets/changes?since=\(since + 1)&wait=1")
         #expect(eventually(within: 30) { !short.values.isEmpty })
-        let unchanged = Self.json(short.values[0])
+        let unchanged = Self.json(try #require(short.values.first))
         #expect(unchanged["generation"] as? Int == since + 1 && Self.placed(unchanged, "inserted").isEmpty)
     }
 
