@@ -82,6 +82,9 @@ extension ThumbService {
         perform(effects, asked: answered)
     }
 
+    /// How many requests to the change feed wait now (parked, not yet answered).
+    public var waitingChangeRequests: Int { changeFeed.withLock { $0.parked.count } }
+
     /// Answers every parked request (as if its wait ended) and answers new ones at once: for
     /// `Thumbd.shutdown`, before the server drains its connections.
     public func stopListingWaiters() {
