@@ -206,6 +206,42 @@ import TestSupport
         #expect(unchanged["generation"] as? Int == since + 1 && Self.placed(unchanged, "inserted").isEmpty)
     }
 
+    /// Over a socket, as `thumbd` stops: a request parked on the feed is answered (200, nothing
+    /// changed) at once, so the shutdown need not wait out its grace period (30 s here) for it.
+    @Test func shutdownAnswersAParkedRequestOverItsSocket() throws {
+        let server = try ServerHarness(library: Paths.fixturePhotos) { $0.shutdownGraceSeconds = 30 }
+        server.waitForInitialScan()
+        let since = server.thumbd.service.index.generation
+        let answer = LockedArray<TestResponse>()
+        let port = server.port
+        let asked = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            if let response = try? TestClient.get(port: port, "/assets/changes?since=\(since)&wait=60") { answer.append(response) }
+            asked.signal()
+        }
+        #expect(eventually(within: 30) { server.thumbd.service.waitingChangeRequests == 1 })
+        #expect(answer.values.isEmpty)
+        let stopped = DispatchSemaphore(value: 0)
+        server.thumbd.shutdown { stopped.signal() }
+        #expect(stopped.wait(timeout: .now() + 20) == .success, "the shutdown waited for the parked request")
+        #expect(asked.wait(timeout: .now() + 20) == .success)
+        #expect(answer.values.first?.status == 200)
+        #expect(answer.values.first?.json["generation"] as? Int == since)
+    }
+
+    /// A client that closes its connection while parked leaves: its place among the waiters is
+    /// free again (`HTTPClientAbort`), not held until its wait ends.
+    @Test func aClientThatGoesAwayLeavesTheWaiters() throws {
+        let server = try ServerHarness(library: Paths.fixturePhotos)
+        server.waitForInitialScan()
+        let fd = try TestClient.connect(port: server.port)
+        let request = Array("GET /assets/changes?since=\(server.thumbd.service.index.generation)&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+        #expect(eventually(within: 30) { server.thumbd.service.waitingChangeRequests == 1 })
+        close(fd)
+        #expect(eventually(within: 30) { server.thumbd.service.waitingChangeRequests == 0 })
+    }
+
     /// At most `maxListingWaiters` wait at once: the next is 503 `too_many_waiters`; shutting down
     /// answers every parked one, and a request after is answered at once.
     @Test func theWaitersAreBoundedAndShutdownAnswersThem() throws {
