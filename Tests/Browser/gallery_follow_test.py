@@ -4,9 +4,8 @@ Chromium, on 60 photos (Landscape_1.jpg, which has no EXIF date, so each sorts b
 under 60 names an hour apart).
 
 - the_open_page_follows_the_library: with the page open at the top, a photo in view is deleted
-  and a new one (the newest) added on disk; within the page's refresh period (10 s) the deleted
-  one's cell is gone, the new one is the first cell, and the header counts 60 photos, with no
-  reload. Then, scrolled down the grid with the view's top inside a row, four more new photos are
+  and a new one (the newest) added on disk; soon (15 s at most) the deleted one's cell is gone,
+  the new one is the first cell, and the header counts 60 photos, with no reload. Then, scrolled down the grid with the view's top inside a row, four more new photos are
   added and the page is shown again (visibilitychange): the cell at the top of the view stays
   where it was on screen, though its index moved by four (a row and a cell).
 

@@ -34,7 +34,8 @@ public final class ThumbService: HTTPResponder {
     let changeFeed = Mutex(ChangeFeed())
     /// The number the next request to the change feed gets.
     let nextListingWaiter = Atomic<Int>(0)
-    /// Where the change feed's waits end: their timers fire on it.
+    /// Where the change feed's waits end: their timers fire on it, and the waiters a change of
+    /// the listing answers are answered on it.
     let listingWaitersQueue = DispatchQueue(label: "thumbd.listing-waiters", qos: .utility)
     /// Where the change feed's waits read the time.
     let clock: any UptimeClock
@@ -72,7 +73,10 @@ public final class ThumbService: HTTPResponder {
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
         cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline)
-        index.onGenerationChange { [weak self] generation in self?.handleListingWaiters(.generationMoved(to: generation)) }
+        // Answered on the waiters' queue, not on the scan's thread (which holds the scan lock).
+        index.onGenerationChange { [weak self] generation in
+            self?.listingWaitersQueue.async { [weak self] in self?.handleListingWaiters(.generationMoved(to: generation)) }
+        }
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
