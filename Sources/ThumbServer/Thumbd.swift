@@ -161,6 +161,7 @@ public final class Thumbd: Sendable {
         stopping.store(true, ordering: .relaxed)
         notifier?.send("STOPPING=1")
         let pipeline = service.pipeline, backfill = service.backfill, lock = cacheLock
+        service.stopListingWaiters()   // before the drain, which waits for every response
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
             backfill.stop()
             pipeline.stop()

@@ -147,26 +147,52 @@ struct ListingWire: Decodable {
     /// The page, its thumbnail URLs made absolute against `connection`'s base URL.
     /// - Throws: `ThumbdError.invalidResponse` for a date or placeholder the contract does not allow.
     func page(_ connection: ThumbdConnection) throws -> ThumbdAssetPage {
-        let assets = try items.map { item in
-            guard let taken = ISO8601.date(item.taken), let modified = ISO8601.date(item.modified) else {
-                throw ThumbdError.invalidResponse("\(item.url): a date that is not ISO 8601 with an offset")
-            }
-            var hash: [UInt8]?
-            if let text = item.thumbhash {
-                guard let data = Data(base64Encoded: text) else {
-                    throw ThumbdError.invalidResponse("\(item.url): a thumbhash that is not base64")
-                }
-                hash = Array(data)
-            }
-            var thumbnails: [ThumbdGrid: URL] = [:]
-            for (grid, target) in item.thumbnails { thumbnails[ThumbdGrid(grid)] = connection.url(target) }
-            return ThumbdAsset(path: item.path, url: item.url, bytes: item.bytes, mediaType: item.type,
-                               duration: item.duration_ms.map { .milliseconds($0) },
-                               pixelWidth: item.width, pixelHeight: item.height, taken: taken, modified: modified,
-                               thumbhash: hash, thumbnails: thumbnails)
+        ThumbdAssetPage(assets: try items.map { try $0.asset(connection) }, total: total, offset: offset, generation: generation,
+                        next: next.map(ThumbdCursor.init))
+    }
+}
+
+extension ListingWire.Item {
+    /// The asset, its thumbnail URLs made absolute against `connection`'s base URL.
+    /// - Throws: `ThumbdError.invalidResponse` for a date or placeholder the contract does not allow.
+    func asset(_ connection: ThumbdConnection) throws -> ThumbdAsset {
+        let item = self
+        guard let taken = ISO8601.date(item.taken), let modified = ISO8601.date(item.modified) else {
+            throw ThumbdError.invalidResponse("\(item.url): a date that is not ISO 8601 with an offset")
         }
-        return ThumbdAssetPage(assets: assets, total: total, offset: offset, generation: generation,
-                               next: next.map(ThumbdCursor.init))
+        var hash: [UInt8]?
+        if let text = item.thumbhash {
+            guard let data = Data(base64Encoded: text) else {
+                throw ThumbdError.invalidResponse("\(item.url): a thumbhash that is not base64")
+            }
+            hash = Array(data)
+        }
+        var thumbnails: [ThumbdGrid: URL] = [:]
+        for (grid, target) in item.thumbnails { thumbnails[ThumbdGrid(grid)] = connection.url(target) }
+        return ThumbdAsset(path: item.path, url: item.url, bytes: item.bytes, mediaType: item.type,
+                           duration: item.duration_ms.map { .milliseconds($0) },
+                           pixelWidth: item.width, pixelHeight: item.height, taken: taken, modified: modified,
+                           thumbhash: hash, thumbnails: thumbnails)
+    }
+}
+
+/// `GET /assets/changes`'s body as sent (docs/API.md, "Change feed").
+struct ChangesWire: Decodable {
+    var since: Int
+    var generation: Int
+    var total: Int
+    var removed: [Removed]
+    var inserted: [Placed]
+    var changed: [Placed]
+
+    struct Removed: Decodable {
+        var index: Int
+        var url: String
+    }
+
+    struct Placed: Decodable {
+        var index: Int
+        var item: ListingWire.Item
     }
 }
 

@@ -6,7 +6,9 @@ import Foundation
 ///
 /// Assets are matched by `id` (their `url`): a file renamed is one removed and one inserted; a
 /// file replaced in place (new size or modification time, so new versioned thumbnail URLs) is
-/// changed; one whose `taken` changed its place in the order is moved.
+/// changed. From the change feed (`ThumbdLibrary.changes`) the server gives the difference and
+/// an asset whose `taken` changed its place is removed and inserted; between two whole listings
+/// (`init(from:to:)`, after a 410 `generation_too_old`) it is moved.
 public struct ThumbdChangeDetails: Sendable, Equatable {
     /// The result before.
     public var fetchResultBeforeChanges: ThumbdFetchResult
@@ -54,6 +56,43 @@ public struct ThumbdChangeDetails: Sendable, Equatable {
             if let old = beforeByID[asset.id], old != asset { changed.insert(index) }
         }
         self.changedIndexes = changed
+    }
+
+    /// The change feed's answer (docs/API.md, "Change feed") applied to `before`: removed at
+    /// their indexes in `before`, inserted and changed at theirs after, no moves (the server
+    /// gives an item whose place changed as removed and inserted). The server works out the
+    /// difference; this only applies it.
+    /// - Throws: `ThumbdError.invalidResponse` when the answer does not fit `before` (an index
+    ///   out of range, or a removed or changed item that is not the one at its index).
+    init(applying changes: ChangesWire, to before: ThumbdFetchResult, _ connection: ThumbdConnection) throws {
+        var assets = before.assets
+        for removed in changes.removed.reversed() {
+            guard assets.indices.contains(removed.index), assets[removed.index].id == removed.url else {
+                throw ThumbdError.invalidResponse("/assets/changes: no \(removed.url) at \(removed.index) to remove")
+            }
+            assets.remove(at: removed.index)
+        }
+        for inserted in changes.inserted {
+            guard (0...assets.count).contains(inserted.index) else {
+                throw ThumbdError.invalidResponse("/assets/changes: no index \(inserted.index) to insert at")
+            }
+            assets.insert(try inserted.item.asset(connection), at: inserted.index)
+        }
+        for changed in changes.changed {
+            guard assets.indices.contains(changed.index), assets[changed.index].id == changed.item.url else {
+                throw ThumbdError.invalidResponse("/assets/changes: no \(changed.item.url) at \(changed.index) to change")
+            }
+            assets[changed.index] = try changed.item.asset(connection)
+        }
+        guard assets.count == changes.total else {
+            throw ThumbdError.invalidResponse("/assets/changes: \(assets.count) assets after the changes, not \(changes.total)")
+        }
+        fetchResultBeforeChanges = before
+        fetchResultAfterChanges = ThumbdFetchResult(assets: assets, sort: before.sort, generation: changes.generation)
+        removedIndexes = IndexSet(changes.removed.map(\.index))
+        insertedIndexes = IndexSet(changes.inserted.map(\.index))
+        changedIndexes = IndexSet(changes.changed.map(\.index))
+        moves = []
     }
 
     public static func == (a: ThumbdChangeDetails, b: ThumbdChangeDetails) -> Bool {

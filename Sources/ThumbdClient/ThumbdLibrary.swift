@@ -72,7 +72,7 @@ public final class ThumbdLibrary: Sendable {
     ///   - sort: `.newest` by default.
     ///   - pageSize: assets a request, 1 to 10,000; 1,000 by default.
     /// - Returns: the assets, with the `generation` of the first page: when the library changed
-    ///   while the pages came, the next `changes` poll sees a new generation and fetches again.
+    ///   while the pages came, `changes` gives those changes.
     /// - Throws: as `page(sort:after:limit:)`.
     public func fetchAssets(sort: ThumbdSort = .newest, pageSize: Int = 1000) async throws -> ThumbdFetchResult {
         var assets: [ThumbdAsset] = []
@@ -84,26 +84,41 @@ public final class ThumbdLibrary: Sendable {
         return ThumbdFetchResult(assets: assets, sort: sort, generation: generation ?? 0)
     }
 
-    /// The listing's changes since `result`, like `PHPhotoLibraryChangeObserver`: thumbd has no
-    /// change feed (docs/API.md: the listing's `generation` says when it changed), so this asks
-    /// for `generation` (`/assets?limit=0`) every `interval`, and when it changed fetches the
-    /// listing again and yields the difference. Ends when the task iterating it is cancelled.
+    /// The listing's changes since `result`, like `PHPhotoLibraryChangeObserver`, from the
+    /// server's change feed (docs/API.md, "Change feed"): one request at a time, each waiting up
+    /// to `wait` for a change (a long-poll), each answer applied to the result before
+    /// (`ThumbdChangeDetails`, the server's removed, inserted and changed indexes). When the
+    /// server no longer knows the changes since it (410 `generation_too_old`: a restart, or too
+    /// long away), or an answer does not fit, the listing is fetched again and the difference
+    /// of the two listings given. A change outside a client key's folder moves the generation
+    /// and yields nothing. Ends when the task iterating it is cancelled.
     /// - Parameters:
     ///   - result: the fetch result the app shows.
-    ///   - interval: between polls; 2 s by default.
-    /// - Throws: (from the iteration) as `page(sort:after:limit:)`; the first failure ends it.
-    public func changes(since result: ThumbdFetchResult, every interval: Duration = .seconds(2)) -> AsyncThrowingStream<ThumbdChangeDetails, any Error> {
-        AsyncThrowingStream { continuation in
+    ///   - wait: how long one request waits for a change, 0 to 60 s (whole seconds); 25 s by
+    ///     default (below a proxy's 60 s and the default session's 30 s request timeout).
+    /// - Throws: (from the iteration) as `page(sort:after:limit:)`; the first failure ends it
+    ///   (503 `too_many_waiters` is waited out, its `Retry-After`, and asked again).
+    public func changes(since result: ThumbdFetchResult, wait: Duration = .seconds(25)) -> AsyncThrowingStream<ThumbdChangeDetails, any Error> {
+        let seconds = max(0, min(60, wait.components.seconds))
+        return AsyncThrowingStream { continuation in
             let task = Task {
                 var current = result
                 do {
                     while !Task.isCancelled {
-                        try await Task.sleep(for: interval)
-                        let head = try await page(sort: current.sort, limit: 0)
-                        guard head.generation != current.generation else { continue }
-                        let fresh = try await fetchAssets(sort: current.sort)
-                        let details = ThumbdChangeDetails(from: current, to: fresh)
-                        current = fresh
+                        let target = "/assets/changes?sort=\(current.sort.rawValue)&since=\(current.generation)&wait=\(seconds)"
+                        let details: ThumbdChangeDetails
+                        do {
+                            let changes = try await connection.json(ChangesWire.self, connection.apiRequest("GET", target))
+                            details = try ThumbdChangeDetails(applying: changes, to: current, connection)
+                        } catch let error as ThumbdError where error.serverError?.code == "too_many_waiters" {
+                            try await Task.sleep(for: error.retryAfter ?? .seconds(5))
+                            continue
+                        } catch let error as ThumbdError where error.serverError?.code == "generation_too_old" {
+                            details = ThumbdChangeDetails(from: current, to: try await fetchAssets(sort: current.sort))
+                        } catch ThumbdError.invalidResponse {   // an answer that does not fit: listed again
+                            details = ThumbdChangeDetails(from: current, to: try await fetchAssets(sort: current.sort))
+                        }
+                        current = details.fetchResultAfterChanges
                         if details.hasChanges { continuation.yield(details) }
                     }
                     continuation.finish()

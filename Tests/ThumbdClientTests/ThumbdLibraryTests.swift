@@ -75,7 +75,10 @@ import ThumbdClient
         let library = server.client()
         let before = try await library.fetchAssets(sort: .newest)
         #expect(before.map(\.path) == ["p6.jpg", "p5.jpg", "p4.jpg", "p3.jpg", "p2.jpg", "p1.jpg"])
-        let changes = library.changes(since: before, every: .milliseconds(20))
+        let changes = library.changes(since: before)
+        var iterator = changes.makeAsyncIterator()
+        // The client waits on the change feed (a long-poll), not on a timer.
+        #expect(await eventually { server.thumbd.service.waitingChangeRequests == 1 })
         // p7 arrives at the top, p3 goes, p5 is replaced in place (another photo, same time).
         try Photos.add("p7.jpg", from: Photos.path("photos/Landscape_7.jpg", fixture: "Landscape_1.jpg"),
                        to: root, modified: Self.hour(7))
@@ -83,15 +86,32 @@ import ThumbdClient
         try Photos.add("p5.jpg", from: Photos.path("photos/Portrait_5.jpg", fixture: "Landscape_6.jpg"),
                        to: root, modified: Self.hour(5))
         server.rescan()
-        var iterator = changes.makeAsyncIterator()
         let details = try #require(try await iterator.next())
         #expect(details.fetchResultAfterChanges.map(\.path) == ["p7.jpg", "p6.jpg", "p5.jpg", "p4.jpg", "p2.jpg", "p1.jpg"])
+        #expect(details.fetchResultAfterChanges.generation == server.thumbd.service.index.generation)
         #expect(details.removedIndexes == IndexSet([3]))     // p3, 4th before
         #expect(details.insertedIndexes == IndexSet([0]))    // p7, first after
         #expect(details.changedIndexes == IndexSet([2]))     // p5, 3rd after: new versions
         #expect(!details.hasMoves)
         let old = before[1], new = details.fetchResultAfterChanges[2]
         #expect(old.thumbnails[.three] != new.thumbnails[.three] && old.bytes != new.bytes)
+    }
+
+    /// A generation the server does not know (410 `generation_too_old`: here one it never gave,
+    /// as after a restart) is not an error: the listing is fetched again and the two diffed.
+    @Test func aGenerationTooOldListsAgainAndGivesTheDifference() async throws {
+        let root = try Self.sixPhotos()
+        let server = try TestServer(library: root.path)
+        let library = server.client()
+        var before = try await library.fetchAssets(sort: .newest)
+        before.generation = 1
+        try FileManager.default.removeItem(atPath: root.path + "/p6.jpg")
+        server.rescan()
+        var iterator = library.changes(since: before).makeAsyncIterator()
+        let details = try #require(try await iterator.next())
+        #expect(details.fetchResultAfterChanges.map(\.path) == ["p5.jpg", "p4.jpg", "p3.jpg", "p2.jpg", "p1.jpg"])
+        #expect(details.removedIndexes == IndexSet([0]) && details.insertedIndexes.isEmpty && details.changedIndexes.isEmpty)
+        #expect(details.fetchResultAfterChanges.generation == server.thumbd.service.index.generation)
     }
 
     @Test func aMoveIsGivenAsAMoveNotARemovalAndInsertion() {

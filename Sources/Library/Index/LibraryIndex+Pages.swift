@@ -38,16 +38,8 @@ extension LibraryIndex {
         let (generation, listing, realPaths, known) = state.withLock { s in
             (s.generation, order == .newest ? s.newest : s.oldest, s.realPaths, s.knowsRealPaths)
         }
-        var all = listing
-        if !scope.isWhole {
-            all = all.filter { record in
-                let path = record.path.bytes
-                if known { return scope.contains(path: path, realPath: (realPaths[record.path] ?? record.path).bytes) }
-                // Not known yet: the disk is asked, of the paths under the folder alone.
-                return scope.contains(path: path, realPath: path)
-                    && realPath(of: record.path).map { scope.contains(path: path, realPath: $0.bytes) } ?? false
-            }
-        }
+        let all = scope.isWhole ? listing
+            : listing.filter { isListed($0.path, in: scope, realPaths: known ? realPaths : nil) }
         let first: Int
         switch start {
         case .offset(let offset):
@@ -63,6 +55,17 @@ extension LibraryIndex {
         }
         let end = first + min(all.count - first, max(0, limit))
         return ListingPage(total: all.count, offset: first, items: Array(all[first..<end]), generation: generation)
+    }
+
+    /// Whether the listed file `path` is in `scope` (`LibraryScope.contains(path:realPath:)`, the
+    /// one rule): judged by where it really is, from `realPaths` (the scans' map of files reached
+    /// through symlinks; nil when not known yet, for records loaded from the database before the
+    /// first whole scan: then the disk is asked, of the paths under the folder alone).
+    func isListed(_ path: DiskPath, in scope: LibraryScope, realPaths: [DiskPath: DiskPath]?) -> Bool {
+        let bytes = path.bytes
+        if let realPaths { return scope.contains(path: bytes, realPath: (realPaths[path] ?? path).bytes) }
+        return scope.contains(path: bytes, realPath: bytes)
+            && realPath(of: path).map { scope.contains(path: bytes, realPath: $0.bytes) } ?? false
     }
 
     /// Where `path` (relative to the root) really is, asked of the disk (`Library.target(of:)`):

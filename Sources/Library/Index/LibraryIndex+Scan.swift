@@ -33,11 +33,15 @@ extension LibraryIndex {
         // Where each file found through a symlink really is, replacing what was known within the
         // scan's reach (but under a directory that could not be listed now, whose records stay).
         let realPaths = onDisk.compactMapValues(\.realPath)
-        state.withLock { s in
+        // Where the files reached through symlinks really were before this scan: what a removed
+        // one's scope is judged by in the history (`ListingHistory`).
+        let earlierRealPaths = state.withLock { s -> [DiskPath: DiskPath]? in
+            let earlier = s.knowsRealPaths ? s.realPaths : nil
             s.realPaths = s.realPaths.filter { path, _ in
                 !inScope(path) || unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
             }.merging(realPaths) { $1 }
             if scopes == nil { s.knowsRealPaths = true }
+            return earlier
         }
         let (records, nonImages, redecide) = state.withLock { s in
             let (records, nonImages) = scopes.map(s.entries(at:)) ?? (s.records, s.nonImages)
@@ -96,7 +100,7 @@ extension LibraryIndex {
         }
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
-        state.withLock { s in
+        let moved = state.withLock { s -> Int? in
             var replaced: [AssetRecord] = [], fresh: [AssetRecord] = []
             for (path, identity, record) in upserts {
                 let old = s.records[path]
@@ -107,10 +111,17 @@ extension LibraryIndex {
                 s.records[path].map { replaced.append($0) }
                 s.set(path, record: nil, nonImage: nil)
             }
-            if !replaced.isEmpty || !fresh.isEmpty { s.generation += 1 }
             s.headerReads += summary.headerReads
             Self.reorder(&s, removing: replaced, inserting: fresh)
+            guard !replaced.isEmpty || !fresh.isEmpty else { return nil }
+            s.generation += 1
+            s.history.append(ListingChange(
+                generation: s.generation,
+                removed: replaced.map { record in (record, earlierRealPaths.map { $0[record.path] ?? record.path }) },
+                inserted: fresh.map(\.path)))
+            return s.generation
         }
+        if let moved { for observer in generationObservers.withLock({ $0 }) { observer(moved) } }
         return summary
     }
 

@@ -49,6 +49,8 @@ public final class LibraryIndex: Sendable {
         var oldest: [AssetRecord] = []
         /// The listing's generation (`generation`): one more each time the listed records change.
         var generation = LibraryIndex.firstGeneration()
+        /// What changed at each of the latest generations (`LibraryIndex+Changes`).
+        var history = ListingHistory()
         var headerReads = 0
         var completedScans = 0
         /// What the last scan could not read (`ScanSummary`).
@@ -90,6 +92,8 @@ public final class LibraryIndex: Sendable {
     /// Writes to the database that failed (`failedWrites`): the listing's, the placeholders'.
     let failedListingWrites = Atomic<Int>(0), failedPlaceholderWrites = Atomic<Int>(0)
     let scanLock = Mutex(())
+    /// Called after each change of `generation` (`onGenerationChange`), outside `state`'s lock.
+    let generationObservers = Mutex<[@Sendable (Int) -> Void]>([])
     /// Whether the index is kept in its database file; false when that file is busy, damaged
     /// beyond removal, not thumbd's or cannot be written: the index then lives in memory for
     /// this run (a restart reads every header again).
@@ -155,6 +159,7 @@ public final class LibraryIndex: Sendable {
         }
         Self.sort(&loaded)
         loaded.countAll()
+        loaded.history = ListingHistory(base: loaded.generation)
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         thumbhashes.withLock { $0 = loadedThumbhashes }

@@ -41,6 +41,8 @@ enum QueryParameters {
     static let thumbnail = ["v", "format", "exp", "kid", "sig"]
     /// `GET /assets`.
     static let listing = ["sort", "offset", "limit", "after"]
+    /// `GET /assets/changes`.
+    static let changes = ["sort", "since", "wait"]
     /// `DELETE /prefetch`.
     static let stopJobs = ["all"]
 

@@ -15,9 +15,8 @@ extension ThumbService {
     static let maxListingLimit = 10_000
 
     /// The page `client` sees: the listing of its `Client.scope` alone (the one place the scope
-    /// of `/assets` is applied: everything an item carries comes from this page).
-    /// With `signing_keys`, each thumbnail URL is signed by the first key until `URLSigning.expiry`
-    /// of one bucket from now (so one to two buckets).
+    /// of `/assets` is applied: everything an item carries comes from this page), each item
+    /// written by `ListingItemWriter`.
     func respondWithListing(to request: HTTPRequest, for client: Client) -> HTTPResponse {
         let query = request.query
         let order: ListingOrder
@@ -52,49 +51,69 @@ extension ThumbService {
         guard index.isComplete else { return APIError.indexBuilding.response }
         let page = index.page(order: order, from: start, limit: limit, in: client.scope)
         let next = page.hasMore ? page.items.last.map { "\"" + ListingCursor(order: order, key: $0.listingKey).token + "\"" } : nil
-        // Per grid: its JSON key, its URL prefix and its version seeds (a photo's, a video
-        // poster's), worked out once per page.
-        let grids = configuration.grids.map { spec in
+        let writer = ListingItemWriter(configuration, now: Self.unixTime())
+        var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
+            + "\"next\":\(next ?? "null"),\"items\":["
+        body.reserveCapacity(64 + page.items.count * writer.bytesPerItem)
+        let thumbhashes = index.base64Thumbhashes(of: page.items)
+        for (i, item) in page.items.enumerated() {
+            if i > 0 { body += "," }
+            writer.write(item, thumbhash: thumbhashes[i], into: &body)
+        }
+        body += "]}\n"
+        return Self.json(status: 200, body)
+    }
+}
+
+/// How the listing writes one item (docs/API.md, "Listing"): its fields, its `thumbhash`, and per
+/// grid its thumbnail's versioned URL (signed with `signing_keys`). The one home of an item's
+/// JSON, for `/assets` and `/assets/changes`; made once per response.
+struct ListingItemWriter {
+    /// Per grid: its JSON key, its URL prefix and its version seeds (a photo's, a video poster's).
+    private let grids: [(key: String, name: [UInt8], prefix: String, photo: ThumbnailVersion, poster: ThumbnailVersion)]
+    /// The first signing key and the expiry of URLs signed now, when signing is on.
+    private let signer: (key: URLSigning.Key, expires: Int)?
+
+    /// About how many bytes an item takes, to reserve.
+    var bytesPerItem: Int { 240 + 60 * grids.count }
+
+    /// The writer of `configuration`'s items, URLs signed at `now` (s since the epoch): by the
+    /// first key until `URLSigning.expiry` of one bucket from now (so one to two buckets).
+    init(_ configuration: ServiceConfiguration, now: Int) {
+        grids = configuration.grids.map { spec in
             (key: JSON.quote(spec.name), name: Array(spec.name.utf8), prefix: "\"/thumbnails/" + PathEncoding.percentEncoded(spec.name.utf8) + "/",
              photo: ThumbnailVersion(spec: spec, quality: configuration.quality),
              poster: ThumbnailVersion(spec: spec, quality: configuration.quality, videoPoster: true))
         }
         let signing = configuration.signing
-        let signer = signing.keys.first.map {
-            (key: $0, expires: signing.expiry(now: Self.unixTime(), lifetime: signing.bucketSeconds))
-        }
-        var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
-            + "\"next\":\(next ?? "null"),\"items\":["
-        body.reserveCapacity(64 + page.items.count * (240 + 60 * grids.count))
-        let thumbhashes = index.base64Thumbhashes(of: page.items)
-        for (i, item) in page.items.enumerated() {
-            if i > 0 { body += "," }
-            // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
-            // path percent-encoded byte for byte, which reaches the file whatever its name.
-            let path = PathEncoding.percentEncoded(item.path.bytes)   // unreserved bytes and %HH only: no JSON escapes
-            body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
-                + "\"type\":\"\(item.isVideo ? "video" : "photo")\",\"duration_ms\":\(item.durationMilliseconds.map(String.init) ?? "null"),"
-                + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
-                + "\"modified\":\"\(item.modified.iso8601)\",\"thumbhash\":"
-            // Base64's alphabet needs no JSON escapes.
-            if let thumbhash = thumbhashes[i] { body += "\""; body += thumbhash; body += "\"" } else { body += "null" }
-            body += ",\"thumbnails\":{"
-            // The index's size and mtime are the identity a GET resolves while the file is unchanged.
-            let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
-            let signedPath = signer.map { _ in URLSigning.canonicalPath(item.path.segments.map { Array($0) }) }
-            // Judged by the path, as the cache key is (`CacheKey`): the two must agree.
-            let poster = VideoFormats.isVideo(item.path)
-            for (g, grid) in grids.enumerated() {
-                if g > 0 { body += "," }
-                body += grid.key + ":" + grid.prefix + path + "?v=" + (poster ? grid.poster : grid.photo).token(for: source)
-                if let signer, let signedPath {
-                    body += "&" + URLSigning.query(key: signer.key, grid: grid.name, path: signedPath, expires: signer.expires)
-                }
-                body += "\""
+        signer = signing.keys.first.map { (key: $0, expires: signing.expiry(now: now, lifetime: signing.bucketSeconds)) }
+    }
+
+    /// Appends `item` as a JSON object to `body`; `thumbhash`: its placeholder in base64, or nil.
+    func write(_ item: AssetRecord, thumbhash: String?, into body: inout String) {
+        // `path` as text (a name that is not UTF-8 shows U+FFFD, for display); `url` is the
+        // path percent-encoded byte for byte, which reaches the file whatever its name.
+        let path = PathEncoding.percentEncoded(item.path.bytes)   // unreserved bytes and %HH only: no JSON escapes
+        body += "{\"path\":\(JSON.quote(item.path.description)),\"url\":\"\(path)\",\"bytes\":\(item.bytes),"
+            + "\"type\":\"\(item.isVideo ? "video" : "photo")\",\"duration_ms\":\(item.durationMilliseconds.map(String.init) ?? "null"),"
+            + "\"width\":\(item.width),\"height\":\(item.height),\"taken\":\"\(item.taken.iso8601)\","
+            + "\"modified\":\"\(item.modified.iso8601)\",\"thumbhash\":"
+        // Base64's alphabet needs no JSON escapes.
+        if let thumbhash { body += "\""; body += thumbhash; body += "\"" } else { body += "null" }
+        body += ",\"thumbnails\":{"
+        // The index's size and mtime are the identity a GET resolves while the file is unchanged.
+        let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.modifiedNanoseconds)
+        let signedPath = signer.map { _ in URLSigning.canonicalPath(item.path.segments.map { Array($0) }) }
+        // Judged by the path, as the cache key is (`CacheKey`): the two must agree.
+        let poster = VideoFormats.isVideo(item.path)
+        for (g, grid) in grids.enumerated() {
+            if g > 0 { body += "," }
+            body += grid.key + ":" + grid.prefix + path + "?v=" + (poster ? grid.poster : grid.photo).token(for: source)
+            if let signer, let signedPath {
+                body += "&" + URLSigning.query(key: signer.key, grid: grid.name, path: signedPath, expires: signer.expires)
             }
-            body += "}}"
+            body += "\""
         }
-        body += "]}\n"
-        return Self.json(status: 200, body)
+        body += "}}"
     }
 }

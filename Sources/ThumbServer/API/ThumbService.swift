@@ -30,6 +30,15 @@ public final class ThumbService: HTTPResponder {
     /// Where videos' poster frames are decoded, for `/stats` `video`; nil when the renderer
     /// decodes none (or is a test's stand-in).
     let videoPosters: VideoPosters?
+    /// The change feed's long-polls (`ThumbService+Changes.swift`): their state and parked requests.
+    let changeFeed = Mutex(ChangeFeed())
+    /// The number the next request to the change feed gets.
+    let nextListingWaiter = Atomic<Int>(0)
+    /// Where the change feed's waits end: their timers fire on it, and the waiters a change of
+    /// the listing answers are answered on it.
+    let listingWaitersQueue = DispatchQueue(label: "thumbd.listing-waiters", qos: .utility)
+    /// Where the change feed's waits read the time.
+    let clock: any UptimeClock
     /// The answer to `GET /` (`GalleryPage.html`), made here so that the page is assembled at
     /// start, not on the first visit; every visit gets these bytes.
     let galleryResponse: HTTPResponse = switch GalleryPage.html {
@@ -48,10 +57,12 @@ public final class ThumbService: HTTPResponder {
     /// - Parameter server: the counters of the socket server that serves this service, for
     ///   `/stats`; nil: none (in-process).
     /// - Parameter videoPosters: the renderer's video helpers, for `/stats` `video`; nil: none.
+    /// - Parameter clock: where the change feed's waits read the time; the system's uptime by default.
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
                 watches: [LibraryWatch?] = [nil], server: HTTPServerCounts? = nil,
-                videoPosters: VideoPosters? = nil) {
+                videoPosters: VideoPosters? = nil, clock: any UptimeClock = SystemUptimeClock()) {
         self.configuration = configuration
+        self.clock = clock
         self.server = server
         self.videoPosters = videoPosters
         resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
@@ -62,6 +73,10 @@ public final class ThumbService: HTTPResponder {
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
         cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline)
+        // Answered on the waiters' queue, not on the scan's thread (which holds the scan lock).
+        index.onGenerationChange { [weak self] generation in
+            self?.listingWaitersQueue.async { [weak self] in self?.handleListingWaiters(.generationMoved(to: generation)) }
+        }
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
@@ -192,6 +207,9 @@ extension Route {
         },
         Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, completion in
             completion(service.respondWithListing(to: request, for: client))
+        },
+        Route(match: .path("/assets/changes"), methods: .read, access: .listing) { service, request, _, client, completion in
+            service.respondWithChanges(to: request, for: client, completion: completion)
         },
         // These three check the disk cache's directories (file I/O): off the event loop.
         Route(match: .path("/healthz"), methods: .read, access: .open) { service, request, _, _, completion in

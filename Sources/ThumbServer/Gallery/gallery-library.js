@@ -1,20 +1,23 @@
-// The listing followed while the page stays open (the server has no change feed: docs/API.md,
-// "Listing", `generation`). A library of up to 20,000 items is walked whole in the background,
-// by cursor pages (`next`) of 1,000, once its first page is shown: that gives the header its
-// counts by the items' `type` ("300 photos, 5 videos") and a copy of the listing to diff. Every
-// 10 s while the page is visible, and as it becomes visible again, `/assets?limit=0` tells the
-// listing's generation; when it changed, the listing is walked again and the grid updated in
-// place, by the items' `url` (their exact names): removed items go, new ones come in their
-// places, changed ones (another size or version, so another thumbnail URL) load again, cells
-// whose thumbnail stays are moved as they are, and the item at the top of the view stays where
-// it is on screen. A bigger library is not walked: the header says "N items", and a change
-// reloads the listing's pages where the view is. It reads the grid's state (gallery-grid.js)
-// when called, so it follows that script.
+// The listing followed while the page stays open, by the server's change feed (docs/API.md,
+// "Change feed"). A library of up to 20,000 items is walked whole in the background, by cursor
+// pages (`next`) of 1,000, once its first page is shown: that gives the header its counts by the
+// items' `type` ("300 photos, 5 videos") and a copy of the listing the changes apply to. While
+// the page is visible, one request at a time asks `/assets/changes` for what changed since the
+// generation shown, waiting up to 25 s for a change (a long-poll); its answer is applied to the
+// copy (removed items by their indexes before, inserted and changed ones at theirs now) and the
+// grid updated in place, by the items' `url` (their exact names): removed items go, new ones
+// come in their places, changed ones (another size or version, so another thumbnail URL) load
+// again, cells whose thumbnail stays are moved as they are, and the item at the top of the view
+// stays where it is on screen. An answer that does not fit the copy, or a 410 (the generation is
+// too old to diff), walks the listing again. A bigger library is not walked: the header says
+// "N items", and a change reloads the listing's pages where the view is. It reads the grid's
+// state (gallery-grid.js) when called, so it follows that script.
 'use strict';
 
 const WALK_LIMIT = 20000;      // items: a bigger library is not walked
 const WALK_PAGE = 1000;        // items per /assets request of a walk
-const REFRESH_MS = 10000;      // how often an open, visible page asks whether the listing changed
+const FEED_WAIT_S = 25;        // how long one change-feed request waits for a change (below proxies' 60 s)
+const FEED_RETRY_MS = 2000;    // before asking again after a failure (the server away)
 
 const library = {
   items: null,        // the whole listing in the grid's sort, once walked (else the grid's pages)
@@ -22,7 +25,8 @@ const library = {
   generation: null,   // the listing's generation the page shows
   counts: null,       // {photos, videos}, from the last walk
   walking: false,     // a walk under way
-  timer: 0,
+  feed: null,         // the AbortController of the change-feed request under way
+  timer: 0,           // the next change-feed request, after a failure
 };
 
 /** The header's count: by type once walked, else the listing's total. */
@@ -40,6 +44,7 @@ function heardGeneration(generation, total) {
   if (library.generation === null) library.generation = generation;
   showTotal();
   if (generation !== library.generation || library.items === null) refresh(generation);
+  follow();
 }
 
 /** The whole listing in the grid's sort, by cursor pages: {items, generation, sort}, or null
@@ -121,25 +126,62 @@ function apply(walked) {
   for (const cell of kept.values()) if (!cell.element.isConnected) cancel(cell);
 }
 
-/** Asks whether the listing changed (`limit=0`: just its generation), while the page is seen. */
-async function look() {
-  clearTimeout(library.timer);
-  library.timer = 0;
-  if (document.hidden) return;   // looked at again when the page is shown
+/** Follows the change feed: one request at a time, from the generation shown, while the page
+ *  is seen; each answer applied, then the next asked at once (after a failure, a little later). */
+async function follow() {
+  if (library.feed || library.timer || document.hidden || library.generation === null || api.listingNeedsKey) return;
+  const controller = new AbortController(), since = library.generation, sort = grid.sort;
+  library.feed = controller;
+  let delay = 0;
   try {
-    if (grid.total !== null && !library.walking && !api.listingNeedsKey) {
-      const response = await fetch('/assets?sort=' + grid.sort + '&limit=0', {cache: 'no-store', headers: api.headers()});
-      if (response.ok) {
-        const {generation} = await response.json();
-        if (generation !== library.generation) await refresh(generation);
-      }
+    const response = await fetch('/assets/changes?sort=' + sort + '&since=' + since + '&wait=' + FEED_WAIT_S,
+                                 {cache: 'no-store', headers: api.headers(), signal: controller.signal});
+    if (response.status === 410) {   // too old to diff: the listing is walked again
+      const head = await fetch('/assets?sort=' + grid.sort + '&limit=0', {cache: 'no-store', headers: api.headers()});
+      if (head.ok) await refresh((await head.json()).generation);
+      if (library.generation === since) delay = FEED_RETRY_MS;
+    } else if (response.status === 401) {
+      delay = null;   // followed again once a key is given (its first page hears the generation)
+    } else if (!response.ok) {
+      delay = (Number(response.headers.get('Retry-After')) || FEED_RETRY_MS / 1000) * 1000;
+    } else {
+      const changes = await response.json();
+      if (changes.generation !== since && since === library.generation) await applyChanges(changes, sort);
+      if (changes.generation !== since && library.generation === since) delay = 250;   // a walk under way: its end is awaited
     }
   } catch (error) {
-    // the server is away: the next look tries again
+    delay = controller.signal.aborted ? null : FEED_RETRY_MS;   // aborted: hidden, followed again when shown
+  } finally {
+    if (library.feed === controller) library.feed = null;
   }
-  clearTimeout(library.timer);
-  library.timer = setTimeout(look, REFRESH_MS);
+  if (delay === 0) follow();
+  else if (delay !== null) library.timer = setTimeout(() => { library.timer = 0; follow(); }, delay);
 }
 
-document.addEventListener('visibilitychange', () => { if (!document.hidden) look(); else clearTimeout(library.timer); });
-library.timer = setTimeout(look, REFRESH_MS);
+/** Applies a change-feed answer (docs/API.md, "Change feed") to the walked listing and shows it;
+ *  the listing is walked again when it was not walked in this sort, or the answer does not fit. */
+async function applyChanges(changes, sort) {
+  if (library.items === null || library.sort !== sort || grid.sort !== sort) return refresh(changes.generation);
+  const items = library.items.slice();
+  for (const removed of changes.removed.slice().reverse()) {   // descending: each index as before
+    if (!items[removed.index] || items[removed.index].url !== removed.url) return refresh(changes.generation);
+    items.splice(removed.index, 1);
+  }
+  for (const {index, item} of changes.inserted) {   // ascending: each index as now
+    if (index > items.length) return refresh(changes.generation);
+    items.splice(index, 0, item);
+  }
+  for (const {index, item} of changes.changed) {
+    if (!items[index] || items[index].url !== item.url) return refresh(changes.generation);
+    items[index] = item;
+  }
+  if (items.length !== changes.total || items.length > WALK_LIMIT) return refresh(changes.generation);
+  apply({items, generation: changes.generation, sort});
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) return follow();
+  if (library.feed) library.feed.abort();
+  clearTimeout(library.timer);
+  library.timer = 0;
+});
