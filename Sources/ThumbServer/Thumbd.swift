@@ -28,7 +28,8 @@ public final class Thumbd: Sendable {
     /// What opening found that an operator should know, one sentence each: said on stderr by
     /// `start()`.
     public let warnings: [String]
-    private let accessLog: AccessLog?
+    /// The access log (`access_log`): off, or lines to stdout or `access_log_file`.
+    let accessLog: AccessLog
     /// The watch whose events the listing follows; nil: the listing polls.
     private let listingFeed: LibraryWatch?
     private let servingStarted = Atomic<Bool>(false)
@@ -68,11 +69,11 @@ public final class Thumbd: Sendable {
         service = ThumbService(configuration: config.service(descriptors: descriptors), library: resources.library,
                                pipeline: pipeline, index: resources.index, watches: resources.watches,
                                server: serverCounts, videoPosters: (renderer as? Renderer)?.videoPosters)
-        let accessLog = config.accessLog ? AccessLog() : nil
+        let accessLog = resources.accessLog
         let requests = service.requests
         let http = config.http(eventLoops: resources.watches.count, descriptors: descriptors) { exchange in
             requests.record(exchange)
-            accessLog?.write(exchange)
+            accessLog.write(exchange)
         }
         server = HTTPServer(configuration: http, responder: service, counts: serverCounts, listener: resources.listener)
         cacheLock = resources.lock
@@ -92,6 +93,12 @@ public final class Thumbd: Sendable {
         return "library_watch: inotify cannot watch \(count) of \(root) (\(named)\(more)); memoised URLs will be "
             + "resolved again on every request until it can, and each is tried again when its permissions change "
             + "and every \(String(format: "%g", retrySeconds)) s (index_rescan_seconds)"
+    }
+
+    /// Reopens `access_log_file` (SIGUSR1, after logrotate moved it): lines written before go
+    /// to the old file, lines after to the new one. Nothing when the log goes to stdout.
+    public func reopenAccessLog() {
+        accessLog.reopen()
     }
 
     /// One line on stderr, `thumbd: ` first.

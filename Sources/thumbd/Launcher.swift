@@ -4,7 +4,7 @@ import Rendering
 import ThumbServer
 
 /// Reads the configuration, sets the process up (`ProcessSetup`), installs the SIGINT/SIGTERM
-/// handlers and starts the server once `dispatchMain()` has taken over the main thread.
+/// and SIGUSR1 handlers and starts the server once `dispatchMain()` has taken over the main thread.
 /// Nonisolated on purpose: Dispatch handlers created in top-level code would be main-actor
 /// closures and trap when run on other queues (shared/DISPATCH.md).
 enum Launcher {
@@ -47,6 +47,12 @@ enum Launcher {
             source.resume()
             signalSources.append(source)
         }
+        // SIGUSR1: reopen access_log_file (logrotate's postrotate), as nginx does.
+        signal(SIGUSR1, SIG_IGN)
+        let reopen = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        reopen.setEventHandler { thumbd.reopenAccessLog() }
+        reopen.resume()
+        signalSources.append(reopen)
         // Accept only once `dispatchMain()` has run: it ends the main thread, and libdispatch then
         // creates the main queue's eventfd, trapping (SIGILL) if a connection flood has taken
         // every descriptor by that moment. Work queued on the main queue runs after that point.

@@ -1,7 +1,12 @@
 /// One scalar configuration key: its name in the config file, its `THUMBD_*` variable and
 /// `--flag`, its help text, and how to read and write it on `Config`.
 struct ConfigOption: Sendable {
-    enum Kind: Sendable { case string, integer, number, boolean, list }
+    enum Kind: Sendable {
+        case string, integer, number, boolean, list
+        /// One of a few words (listed in `bounds`); also a boolean word, so that a key that
+        /// was a boolean keeps reading `true` and `false`, and `--key` alone is `true`.
+        case choice
+    }
 
     let key: String
     let kind: Kind
@@ -49,6 +54,24 @@ struct ConfigOption: Sendable {
                          }
                          return true
                      })
+    }
+
+    /// The access log's format: a word of `AccessLogFormat`, or a boolean word (`false` is
+    /// `off`, `true` `brief`).
+    static func accessLogFormat(_ key: String, _ path: WritableKeyPath<Config, AccessLogFormat> & Sendable,
+                                _ help: String) -> ConfigOption {
+        ConfigOption(key: key, kind: .choice, help: help, get: { $0[keyPath: path].rawValue },
+                     set: { config, text in
+                         guard let format = AccessLogFormat(configValue: text) else { return false }
+                         config[keyPath: path] = format
+                         return true
+                     }, bounds: AccessLogFormat.words)
+    }
+
+    /// Whether `text` is a value this option takes.
+    func accepts(_ text: String) -> Bool {
+        var probe = Config()
+        return set(&probe, text)
     }
 
     /// A list of words: a JSON array of strings in the config file, comma-separated (spaces
@@ -118,7 +141,12 @@ struct ConfigOption: Sendable {
                 "seconds between whole library rescans while the watch cannot see every change", range: 0.1...86400),
         .number("index_sweep_seconds", \.indexSweepSeconds,
                 "seconds between safety sweeps of the whole library while the watch sees every change (0: none)", range: 0...604800),
-        .boolean("access_log", \.accessLog, "one line per request on stdout"),
+        .accessLogFormat("access_log", \.accessLog,
+                         "one line per request in this format; combined is nginx's, then request time, X-Cache and render ms"),
+        .string("access_log_file", \.accessLogFile,
+                "file the access log is appended to, reopened on SIGUSR1 (empty = stdout)"),
+        .list("trusted_proxies", \.trustedProxies,
+              "addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none)"),
         .list("peers", \.peers,
               "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)"),
         .string("node", \.node, "which of peers this node is, its address as written there"),
