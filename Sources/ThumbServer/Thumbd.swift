@@ -18,7 +18,10 @@ import Thumbnails
 /// (warnings said, the index followed, the backfill started, the socket bound).
 /// Process-wide state (signals, limits, libvips) is `ProcessSetup`'s, done before all three.
 public final class Thumbd: Sendable {
-    public let config: Config
+    /// The configuration in force: the start's, with what each reload changed (`reload`).
+    public var config: Config { current.withLock { $0 } }
+    /// Its one lock, held through a whole reload, so that two reloads never interleave.
+    let current: Mutex<Config>
     public let service: ThumbService
     public let server: HTTPServer
     /// How the open-file limit is shared out.
@@ -60,7 +63,7 @@ public final class Thumbd: Sendable {
     /// Wires a server from opened `resources`: no I/O. The render workers are made here (parked
     /// until work is queued); nothing else runs until `start()`. `notifier`: see above.
     public init(config: Config, resources: Resources, renderer: any ThumbnailRendering, notifier: SystemdNotifier? = nil) {
-        self.config = config
+        current = Mutex(config)
         process = resources.process
         descriptors = resources.descriptors
         let pipeline = ThumbnailPipeline(configuration: config.pipeline(descriptors: descriptors, libraryRoot: resources.library.root),
@@ -102,7 +105,7 @@ public final class Thumbd: Sendable {
     }
 
     /// One line on stderr, `thumbd: ` first.
-    static func warn(_ message: String) {
+    public static func warn(_ message: String) {
         FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
     }
 

@@ -4,7 +4,7 @@ import Rendering
 import ThumbServer
 
 /// Reads the configuration, sets the process up (`ProcessSetup`), installs the SIGINT/SIGTERM
-/// and SIGUSR1 handlers and starts the server once `dispatchMain()` has taken over the main thread.
+/// SIGHUP (reload) and SIGUSR1 (reopen the access log) handlers and starts the server once `dispatchMain()` has taken over the main thread.
 /// Nonisolated on purpose: Dispatch handlers created in top-level code would be main-actor
 /// closures and trap when run on other queues (shared/DISPATCH.md).
 enum Launcher {
@@ -47,12 +47,20 @@ enum Launcher {
             source.resume()
             signalSources.append(source)
         }
-        // SIGUSR1: reopen access_log_file (logrotate's postrotate), as nginx does.
-        signal(SIGUSR1, SIG_IGN)
-        let reopen = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        reopen.setEventHandler { thumbd.reopenAccessLog() }
-        reopen.resume()
-        signalSources.append(reopen)
+        // SIGHUP: read the configuration again and put what may change in force (`Thumbd.reload`);
+        // SIGUSR1: reopen access_log_file (logrotate's postrotate). As nginx does both. One
+        // serial queue: a reload and a reopen never run at once.
+        let reloads = DispatchQueue(label: "thumbd.reload")
+        let environment = ProcessInfo.processInfo.environment
+        let reload: @Sendable () -> Void = { thumbd.reload(arguments: arguments, environment: environment) }
+        let reopen: @Sendable () -> Void = { thumbd.reopenAccessLog() }
+        for (sig, handler) in [(SIGHUP, reload), (SIGUSR1, reopen)] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: reloads)
+            source.setEventHandler(handler: handler)
+            source.resume()
+            signalSources.append(source)
+        }
         // Accept only once `dispatchMain()` has run: it ends the main thread, and libdispatch then
         // creates the main queue's eventfd, trapping (SIGILL) if a connection flood has taken
         // every descriptor by that moment. Work queued on the main queue runs after that point.

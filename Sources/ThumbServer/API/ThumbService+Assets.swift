@@ -18,7 +18,8 @@ extension ThumbService {
     /// of `/assets` is applied: everything an item carries comes from this page).
     /// With `signing_keys`, each thumbnail URL is signed by the first key until `URLSigning.expiry`
     /// of one bucket from now (so one to two buckets).
-    func respondWithListing(to request: HTTPRequest, for client: Client) -> HTTPResponse {
+    /// `configuration`: the settings the request read (`answer`).
+    func respondWithListing(to request: HTTPRequest, for client: Client, _ configuration: ServiceConfiguration) -> HTTPResponse {
         let query = request.query
         let order: ListingOrder
         do {
