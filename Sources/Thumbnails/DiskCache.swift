@@ -228,7 +228,7 @@ public final class DiskCache: Sendable {
             }
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
-        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: self.limitBytes))
+        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: max(0, limitBytes)))
         for entry in found { initial.lru.insert(entry.digest, 0, cost: entry.cost) }
         var victims: [String] = []
         while initial.lru.totalCost > max(0, limitBytes), let oldest = initial.lru.leastRecentKey {
