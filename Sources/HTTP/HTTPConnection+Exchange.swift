@@ -63,7 +63,8 @@ extension HTTPConnection {
         inFlight = InFlight(method: request.method, target: request.target,
                             isHead: request.method == "HEAD", keepAlive: keepAlive,
                             isHTTP10: request.version.minor == 0,
-                            parsedAt: DispatchTime.now().uptimeNanoseconds)
+                            parsedAt: DispatchTime.now().uptimeNanoseconds, version: request.version,
+                            headers: request.headers)
         phase = .dispatching
         context.dispatching = self
         context.responder.respond(to: request) { [self] response in

@@ -153,6 +153,9 @@ extension HTTPConnection {
                                         bodyBytes: bodyBytes, durationNanoseconds: now &- request.parsedAt,
                                         responseHeaders: headers)
         record.loopIndex = context.index
+        record.peer = peer
+        record.version = request.version
+        record.requestHeaders = request.headers
         onExchange(record)
     }
 

@@ -38,9 +38,15 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
         var isHTTP10: Bool
         /// When the request's last byte was read, in ns of `DispatchTime`.
         var parsedAt: UInt64
+        /// The request line's version; nil for a request that did not parse.
+        var version: HTTPVersion?
+        /// The request's headers (one retain), for the access log.
+        var headers = HTTPHeaders()
     }
 
     let fd: Int32
+    /// The address of the connection's peer, from accept(2); nil when not IPv4 or IPv6.
+    let peer: IPAddress?
     let context: HTTPWorker
     var parser: HTTPRequestParser
     var phase = Phase.idle
@@ -88,8 +94,9 @@ final class HTTPConnection: HTTPEventHandler, @unchecked Sendable {
     /// When a lingering close gives up, ns.
     var lingerDeadline: UInt64 = 0
 
-    init(fd: Int32, context: HTTPWorker) {
+    init(fd: Int32, context: HTTPWorker, peer: IPAddress? = nil) {
         self.fd = fd
+        self.peer = peer
         self.context = context
         parser = HTTPRequestParser(limits: context.limits)
         lastActivity = DispatchTime.now().uptimeNanoseconds

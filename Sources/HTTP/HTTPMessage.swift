@@ -140,6 +140,14 @@ public struct HTTPExchangeRecord: Sendable {
     /// Which event loop served it (`HTTPRequest.loopIndex`): a recorder may keep per-loop
     /// counters that the loops' threads do not share.
     public var loopIndex = 0
+    /// The address of the connection's peer (accept(2)): the client, or the proxy in front of
+    /// it. nil when unknown (not IPv4 or IPv6, or outside a server).
+    public var peer: IPAddress?
+    /// The request line's version; nil for a request that did not parse (400, 408, 431...).
+    public var version: HTTPVersion?
+    /// The request's headers (`Referer`, `User-Agent`, `X-Forwarded-For` for the access log);
+    /// none for a request that did not parse.
+    public var requestHeaders = HTTPHeaders()
 
     public init(method: String, target: String, status: Int, bodyBytes: Int,
                 durationNanoseconds: UInt64, responseHeaders: HTTPHeaders) {

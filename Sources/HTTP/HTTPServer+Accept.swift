@@ -10,7 +10,7 @@ extension HTTPServer {
     /// On `acceptQueue`.
     func acceptConnections(_ listener: Int32) {
         while true {
-            let fd = HTTPSocket.accept(listener)
+            let (fd, peer) = HTTPSocket.accept(listener)
             if fd < 0 {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO:
@@ -35,7 +35,7 @@ extension HTTPServer {
                 _ = Glibc.close(fd)
                 return
             }
-            worker.execute { worker.open(fd: fd) }
+            worker.execute { worker.open(fd: fd, peer: peer) }
             if !keepAccepting { return }
         }
     }

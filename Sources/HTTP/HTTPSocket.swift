@@ -90,14 +90,19 @@ enum HTTPSocket {
         }
     }
 
-    /// Accepts one connection as a non-blocking, close-on-exec socket; the fd, or -1 with errno set.
-    /// (`accept4` is not exported by the Glibc module, so this is accept + two `fcntl`s.)
-    static func accept(_ listener: Int32) -> Int32 {
-        let fd = Glibc.accept(listener, nil, nil)
-        guard fd >= 0 else { return fd }
+    /// Accepts one connection as a non-blocking, close-on-exec socket: the fd and the peer's
+    /// address, as accept(2) reports it (nil for a family other than IPv4 and IPv6); or -1 with
+    /// errno set. (`accept4` is not exported by the Glibc module, so this is accept + two `fcntl`s.)
+    static func accept(_ listener: Int32) -> (fd: Int32, peer: IPAddress?) {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let fd = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listener, $0, &length) }
+        }
+        guard fd >= 0 else { return (fd, nil) }
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        return fd
+        return (fd, IPAddress(socketAddress: storage))
     }
 
     /// Turns off Nagle's algorithm so small responses leave at once.

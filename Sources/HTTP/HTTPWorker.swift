@@ -86,9 +86,9 @@ final class HTTPWorker: @unchecked Sendable {
     }
 
     /// Takes over a freshly accepted socket. On the worker's thread.
-    func open(fd: Int32) {
+    func open(fd: Int32, peer: IPAddress?) {
         assert(isCurrent, "HTTPWorker.open off the worker's thread")
-        let connection = HTTPConnection(fd: fd, context: self)
+        let connection = HTTPConnection(fd: fd, context: self, peer: peer)
         connections[ObjectIdentifier(connection)] = connection
         connection.start()
         if draining { connection.close() }

@@ -29,6 +29,8 @@ extension Thumbd {
         public let listener: HTTPListener?
         /// The cache directory's lock, held by this server until it stops (`CacheLock`).
         public let lock: CacheLock
+        /// The access log, its file (`access_log_file`) open.
+        let accessLog: AccessLog
 
         /// Opens what a server of `config` needs. `eventLoops`: one per core when nil.
         /// `listening`: bind the port first (as the executable does), so that a port in use
@@ -67,6 +69,8 @@ extension Thumbd {
             } else {
                 listener = nil
             }
+            // Before the cache directory is made: a log file that cannot be opened stops the start.
+            let accessLog = try AccessLog(settings: config.accessLogSettings())
             // Made by this start (and so undone if it fails): the cache directory and the parents above it that are missing now.
             let madeFrom = CacheDirectory.topmostMissing(config.cacheDirectory)
             do {
@@ -115,7 +119,7 @@ extension Thumbd {
             let (watches, watchWarning) = config.libraryWatch ? openWatches(config, root: library.root, lanes: loops) : ([LibraryWatch?](repeating: nil, count: loops), nil)
             if let watchWarning { warnings.append(watchWarning) }
             return Resources(process: process, descriptors: descriptors, library: library, disk: disk, index: index,
-                             watches: watches, warnings: warnings, listener: listener, lock: lock)
+                             watches: watches, warnings: warnings, listener: listener, lock: lock, accessLog: accessLog)
         }
 
         /// One inotify instance for the whole server (one watch per directory of the user's

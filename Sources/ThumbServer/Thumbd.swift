@@ -18,7 +18,10 @@ import Thumbnails
 /// (warnings said, the index followed, the backfill started, the socket bound).
 /// Process-wide state (signals, limits, libvips) is `ProcessSetup`'s, done before all three.
 public final class Thumbd: Sendable {
-    public let config: Config
+    /// The configuration in force: the start's, with what each reload changed (`reload`).
+    public var config: Config { current.withLock { $0 } }
+    /// Its one lock, held through a whole reload, so that two reloads never interleave.
+    let current: Mutex<Config>
     public let service: ThumbService
     public let server: HTTPServer
     /// How the open-file limit is shared out.
@@ -28,7 +31,8 @@ public final class Thumbd: Sendable {
     /// What opening found that an operator should know, one sentence each: said on stderr by
     /// `start()`.
     public let warnings: [String]
-    private let accessLog: AccessLog?
+    /// The access log (`access_log`): off, or lines to stdout or `access_log_file`.
+    let accessLog: AccessLog
     /// The watch whose events the listing follows; nil: the listing polls.
     private let listingFeed: LibraryWatch?
     private let servingStarted = Atomic<Bool>(false)
@@ -59,7 +63,7 @@ public final class Thumbd: Sendable {
     /// Wires a server from opened `resources`: no I/O. The render workers are made here (parked
     /// until work is queued); nothing else runs until `start()`. `notifier`: see above.
     public init(config: Config, resources: Resources, renderer: any ThumbnailRendering, notifier: SystemdNotifier? = nil) {
-        self.config = config
+        current = Mutex(config)
         process = resources.process
         descriptors = resources.descriptors
         let pipeline = ThumbnailPipeline(configuration: config.pipeline(descriptors: descriptors, libraryRoot: resources.library.root),
@@ -68,11 +72,11 @@ public final class Thumbd: Sendable {
         service = ThumbService(configuration: config.service(descriptors: descriptors), library: resources.library,
                                pipeline: pipeline, index: resources.index, watches: resources.watches,
                                server: serverCounts, videoPosters: (renderer as? Renderer)?.videoPosters)
-        let accessLog = config.accessLog ? AccessLog() : nil
+        let accessLog = resources.accessLog
         let requests = service.requests
         let http = config.http(eventLoops: resources.watches.count, descriptors: descriptors) { exchange in
             requests.record(exchange)
-            accessLog?.write(exchange)
+            accessLog.write(exchange)
         }
         server = HTTPServer(configuration: http, responder: service, counts: serverCounts, listener: resources.listener)
         cacheLock = resources.lock
@@ -94,8 +98,14 @@ public final class Thumbd: Sendable {
             + "and every \(String(format: "%g", retrySeconds)) s (index_rescan_seconds)"
     }
 
+    /// Reopens `access_log_file` (SIGUSR1, after logrotate moved it): lines written before go
+    /// to the old file, lines after to the new one. Nothing when the log goes to stdout.
+    public func reopenAccessLog() {
+        accessLog.reopen()
+    }
+
     /// One line on stderr, `thumbd: ` first.
-    static func warn(_ message: String) {
+    public static func warn(_ message: String) {
         FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
     }
 

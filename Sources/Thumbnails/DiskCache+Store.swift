@@ -21,6 +21,7 @@ extension DiskCache {
         ThreadRole.assertNot(.eventLoop, "DiskCache.store blocks on file I/O")
         let bytes = DiskEntry.encode(thumbnail, key: key.canonical)
         let cost = Self.blocks(bytes.count)
+        let limitBytes = limitBytes   // read once: a reload may change it meanwhile
         guard cost <= limitBytes else {
             return .tooLarge("the thumbnail takes \(cost) bytes on disk, more than the disk cache's limit of \(limitBytes) bytes")
         }

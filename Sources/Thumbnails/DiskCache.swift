@@ -117,8 +117,10 @@ public final class DiskCache: Sendable {
 
     /// The cache directory (holds `entries/` and `tmp/`).
     public let directory: String
-    /// The byte limit (default 2 GiB in config).
-    public let limitBytes: Int
+    /// The byte limit (default 2 GiB in config); changed by `setLimit` (a reload).
+    public var limitBytes: Int { limit.load(ordering: .relaxed) }
+    /// Stored under `index`'s lock (`setLimit`), read without it.
+    let limit: Atomic<Int>
     /// How close the LRU order after a restart follows the reads before it, ns: a hit stamps the
     /// entry's mtime only when the mtime is at least this old. `1 s` by default.
     public let recencyResolutionNanoseconds: Int64
@@ -188,7 +190,7 @@ public final class DiskCache: Sendable {
         self.victimsChosenForTesting = victimsChosenForTesting
         self.directory = directory
         self.openEntryLimit = max(0, openEntryLimit)
-        self.limitBytes = max(0, limitBytes)
+        limit = Atomic(max(0, limitBytes))
         recencyResolutionNanoseconds = Int64(max(0, recencyResolutionSeconds) * 1e9)
         libraryRoot = library
         faultRecheckNanoseconds = UInt64(max(0, min(faultRecheckSeconds, 1e6)) * 1e9)
@@ -226,10 +228,10 @@ public final class DiskCache: Sendable {
             }
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
-        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: self.limitBytes))
+        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: max(0, limitBytes)))
         for entry in found { initial.lru.insert(entry.digest, 0, cost: entry.cost) }
         var victims: [String] = []
-        while initial.lru.totalCost > self.limitBytes, let oldest = initial.lru.leastRecentKey {
+        while initial.lru.totalCost > max(0, limitBytes), let oldest = initial.lru.leastRecentKey {
             initial.lru.remove(oldest)
             initial.lru.evictions += 1
             victims.append(oldest)

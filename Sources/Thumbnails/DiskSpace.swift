@@ -75,8 +75,8 @@ struct DiskSpace: Sendable, Equatable {
 
     /// The cache directory, for the sentences.
     let directory: String
-    /// The configured limit, bytes.
-    let configuredLimit: Int
+    /// The configured limit, bytes; changed by a reload (`DiskCache.setLimit`).
+    var configuredLimit: Int
     private(set) var state = State.writable
     /// Faults started since start (`DiskCache.Statistics.spaceFaults`).
     private(set) var faults = 0
@@ -86,9 +86,10 @@ struct DiskSpace: Sendable, Equatable {
         self.configuredLimit = configuredLimit
     }
 
-    /// The limit writes are admitted against now, bytes.
+    /// The limit writes are admitted against now, bytes: never above the configured one (a
+    /// reload may lower it below a full file system's).
     var limit: Int {
-        if case .full(let full) = state { return full.limit }
+        if case .full(let full) = state { return min(full.limit, configuredLimit) }
         return configuredLimit
     }
 

@@ -46,8 +46,9 @@ public final class MemoryCache: Sendable {
         }
     }
 
-    /// The byte limit (default 256 MiB in config).
-    public let limitBytes: Int
+    /// The byte limit (default 256 MiB in config); changed by `setLimit` (a reload).
+    public var limitBytes: Int { limit.load(ordering: .relaxed) }
+    private let limit: Atomic<Int>
     /// How many entries may keep their bytes in memfds at once (each holds a descriptor until
     /// its last response is written); the rest keep them in arrays.
     public let files: MemoryFile.Budget
@@ -57,7 +58,7 @@ public final class MemoryCache: Sendable {
     ///   - limitBytes: the bound on the sum of entry sizes, bytes; 0 disables the tier.
     ///   - fileBudget: entries that may be held in sealed memfds (`MemoryFile`); `0` (default): none.
     public init(limitBytes: Int, fileBudget: Int = 0) {
-        self.limitBytes = max(0, limitBytes)
+        limit = Atomic(max(0, limitBytes))
         files = MemoryFile.Budget(limit: max(0, fileBudget))
         self.state = Mutex(LRUList<Entry>())
     }
@@ -89,6 +90,7 @@ public final class MemoryCache: Sendable {
     /// Ignored when the entry is over 10% of the limit.
     public func insert(_ thumbnail: Thumbnail, for digest: String) {
         let cost = thumbnail.bytes.count
+        let limitBytes = limitBytes
         guard cost <= limitBytes / 10, cost > 0 else { return }
         let file = files.limit > 0 ? MemoryFile(bytes: thumbnail.bytes, budget: files) : nil
         let entry = Entry(storage: file.map { .file($0) } ?? .bytes(thumbnail.bytes),
@@ -96,6 +98,17 @@ public final class MemoryCache: Sendable {
         state.withLock { lru in
             lru.insert(digest, entry, cost: cost)
             while lru.totalCost > limitBytes, lru.removeLeastRecent() { lru.evictions += 1 }
+        }
+    }
+
+    /// A new byte limit (`memory_cache_bytes` reloaded), least recently used entries evicted
+    /// at once down to it. A limit of 0 keeps the tier empty, but a tier made with 0 (off) has
+    /// no memfd budget: turning it on takes a restart (`DescriptorBudget`).
+    public func setLimit(_ bytes: Int) {
+        let bytes = max(0, bytes)
+        state.withLock { lru in
+            limit.store(bytes, ordering: .relaxed)
+            while lru.totalCost > bytes, lru.removeLeastRecent() { lru.evictions += 1 }
         }
     }
 

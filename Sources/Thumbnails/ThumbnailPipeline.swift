@@ -145,6 +145,15 @@ public final class ThumbnailPipeline: Sendable {
     /// started, the render is dropped as it comes up (`renders.abandoned`), unless a prefetch
     /// job counts on it or a client answered 503 at its deadline will ask again. A render
     /// already running finishes and is stored. Does nothing once the flight has been rendered.
+    /// New byte limits for the memory and disk tiers (`memory_cache_bytes`, `disk_cache_bytes`
+    /// reloaded), each evicted down to its own at once (`MemoryCache.setLimit`,
+    /// `DiskCache.setLimit`). Blocks on the disk tier's unlinks: never on an event loop.
+    /// `configuration` keeps the limits the pipeline was made with.
+    public func setCacheLimits(memoryBytes: Int, diskBytes: Int) {
+        if memoryBytes != memory.limitBytes { memory.setLimit(memoryBytes) }
+        if diskBytes != disk.limitBytes { disk.setLimit(diskBytes) }
+    }
+
     public func abandon(_ waiting: Waiting) {
         handle(.clientLeft(key: waiting.digest, waiter: waiting.waiter), for: nil)
     }

@@ -4,7 +4,7 @@ import Rendering
 import ThumbServer
 
 /// Reads the configuration, sets the process up (`ProcessSetup`), installs the SIGINT/SIGTERM
-/// handlers and starts the server once `dispatchMain()` has taken over the main thread.
+/// SIGHUP (reload) and SIGUSR1 (reopen the access log) handlers and starts the server once `dispatchMain()` has taken over the main thread.
 /// Nonisolated on purpose: Dispatch handlers created in top-level code would be main-actor
 /// closures and trap when run on other queues (shared/DISPATCH.md).
 enum Launcher {
@@ -44,6 +44,20 @@ enum Launcher {
                 FileHandle.standardOutput.write(Data("thumbd: stopping\n".utf8))
                 thumbd.shutdown { exit(0) }
             }
+            source.resume()
+            signalSources.append(source)
+        }
+        // SIGHUP: read the configuration again and put what may change in force (`Thumbd.reload`);
+        // SIGUSR1: reopen access_log_file (logrotate's postrotate). As nginx does both. One
+        // serial queue: a reload and a reopen never run at once.
+        let reloads = DispatchQueue(label: "thumbd.reload")
+        let environment = ProcessInfo.processInfo.environment
+        let reload: @Sendable () -> Void = { thumbd.reload(arguments: arguments, environment: environment) }
+        let reopen: @Sendable () -> Void = { thumbd.reopenAccessLog() }
+        for (sig, handler) in [(SIGHUP, reload), (SIGUSR1, reopen)] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: reloads)
+            source.setEventHandler(handler: handler)
             source.resume()
             signalSources.append(source)
         }

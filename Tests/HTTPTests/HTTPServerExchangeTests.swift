@@ -138,4 +138,20 @@ struct HTTPServerExchangeTests {
         #expect(record.responseHeaders["X-Test"] == "yes")
         #expect(record.durationNanoseconds < 1_000_000_000)
     }
+
+    /// The record names the connection's peer as accept(2) gave it (the test client is on
+    /// 127.0.0.1), the request's version and its headers, for the access log.
+    @Test func onExchangeNamesThePeerTheVersionAndTheRequestHeaders() throws {
+        let s = try RunningServer()
+        defer { s.stop() }
+        let c = try s.client()
+        try c.send("GET /who HTTP/1.0\r\nHost: t\r\nUser-Agent: probe/1.0\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n")
+        _ = try c.readResponse()
+        let record = try #require(s.log.wait(for: 1).first)
+        #expect(record.peer?.description == "127.0.0.1")
+        #expect(record.peer?.bytes == [127, 0, 0, 1])
+        #expect(record.version == .http1_0)
+        #expect(record.requestHeaders["User-Agent"] == "probe/1.0")
+        #expect(record.requestHeaders["X-Forwarded-For"] == "203.0.113.7")
+    }
 }

@@ -122,7 +122,7 @@ import Thumbnails
         #expect(config.quality == 60)
         #expect(config.cacheDirectory == "/c")
         #expect(config.webp == false)
-        #expect(config.accessLog == true)
+        #expect(config.accessLog == .brief)
         #expect(config.grids.map(\.name) == ["s"])
         #expect(config.grids.first?.height == 50)
     }
@@ -235,8 +235,8 @@ import Thumbnails
     @Test func booleanFlagsTakeEveryUsualSpelling() throws {
         #expect(try load(["--library", "/p", "--webp", "false"]).webp == false)
         #expect(try load(["--library", "/p", "--no-webp"]).webp == false)
-        #expect(try load(["--library", "/p", "--webp=no", "--access-log", "true"]).accessLog == true)
-        #expect(try load(["--access-log", "--library", "/p"]).accessLog == true)
+        #expect(try load(["--library", "/p", "--webp=no", "--access-log", "true"]).accessLog == .brief)
+        #expect(try load(["--access-log", "--library", "/p"]).accessLog == .brief)
         #expect(try load(["--library", "/p", "--webp=no"]).webp == false)
     }
 

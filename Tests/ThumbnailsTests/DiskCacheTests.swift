@@ -105,6 +105,24 @@ import TestSupport
         #expect(cache.statistics.evictions == 1)
     }
 
+    /// A lower limit (`disk_cache_bytes` reloaded) evicts the least recently used entries down
+    /// to it at once, their files unlinked; a higher one lets later writes keep more.
+    @Test func aNewLimitEvictsDownToItAtOnce() throws {
+        let dir = TemporaryDirectory()
+        let cache = try DiskCache(directory: dir.path, limitBytes: 40_960, recencyResolutionSeconds: 0)
+        for i in 0..<5 { cache.write(thumbnail(8000), for: key("e\(i)")) }   // 2 blocks each: full
+        #expect(cache.read(key("e0")) != nil)   // e0 the most recent; e1, e2 the oldest
+        #expect(cache.setLimit(24_576) == 2)    // six blocks: three entries stay
+        #expect(cache.limitBytes == 24_576)
+        #expect(!cache.contains(key("e1")) && !cache.contains(key("e2")))
+        #expect(cache.contains(key("e0")) && cache.contains(key("e3")) && cache.contains(key("e4")))
+        #expect(cache.statistics.bytes == 24_576 && cache.statistics.evictions == 2)
+        #expect(bytesOnDisk(dir.path + "/entries") == 24_576)
+        #expect(cache.setLimit(81_920) == 0)
+        for i in 5..<10 { cache.write(thumbnail(8000), for: key("e\(i)")) }
+        #expect(cache.statistics.entries == 8 && cache.statistics.evictions == 2)
+    }
+
     @Test func aHitStampsTheMtimeOnlyWhenItIsOlderThanTheResolution() throws {
         let dir = TemporaryDirectory()
         let cache = try DiskCache(directory: dir.path, limitBytes: 1 << 20, recencyResolutionSeconds: 1)

@@ -111,6 +111,18 @@ import TestSupport
         #expect(space.faults == 4)   // full, read-only twice, the quota
     }
 
+    /// A reload (`disk_cache_bytes`, `DiskCache.setLimit`) that lowers the configured limit
+    /// below a full file system's lowered one: writes are held to the lower of the two.
+    @Test func aReloadedLimitBelowAFullFileSystemsIsTheLimit() {
+        var space = DiskSpace(directory: "/c", configuredLimit: Self.mebibyte)
+        _ = space.handle(Self.failed(ENOSPC, held: 600 * 1024, free: 100 * 1024), at: 0)
+        #expect(space.limit == 700 * 1024)
+        space.configuredLimit = 512 * 1024
+        #expect(space.limit == 512 * 1024)
+        space.configuredLimit = 2 * Self.mebibyte
+        #expect(space.limit == 700 * 1024)
+    }
+
     // MARK: The driver
 
     func key(_ name: String) -> CacheKey {

@@ -30,6 +30,20 @@ import Testing
 
     /// Within the file budget entries keep their bytes in sealed memfds (sent with sendfile);
     /// beyond it, in arrays. Evicting closes the descriptor.
+    /// A lower limit (`memory_cache_bytes` reloaded) evicts the least recently used down to it
+    /// at once; the 10% rule then follows the new limit.
+    @Test func aNewLimitEvictsDownToItAtOnce() {
+        let cache = MemoryCache(limitBytes: 1000)
+        for name in ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"] { cache.insert(thumbnail(100), for: name) }
+        #expect(cache.entry(for: "a") != nil)   // a the most recent; b, c, d... the oldest
+        cache.setLimit(400)
+        #expect(cache.limitBytes == 400)
+        #expect(cache.statistics.bytes == 400 && cache.statistics.entries == 4 && cache.statistics.evictions == 6)
+        #expect(cache.entry(for: "a") != nil && cache.entry(for: "j") != nil && cache.entry(for: "b") == nil)
+        cache.insert(thumbnail(41), for: "big")   // over 10% of 400
+        #expect(cache.entry(for: "big") == nil)
+    }
+
     @Test func entriesWithinTheFileBudgetLiveInSealedMemfds() throws {
         let cache = MemoryCache(limitBytes: 1000, fileBudget: 2)
         let bytes = (0..<100).map { UInt8($0) }

@@ -66,8 +66,10 @@ struct Route: Sendable {
 
     /// Answers a request the route matched, with the method it names (one of `methods`) and who
     /// sent it (`ThumbService.client(for:changing:)` for `.listing` and `.prefetch` routes; an
-    /// anonymous client for the others).
-    typealias Handler = @Sendable (ThumbService, HTTPRequest, Methods, Client, @escaping @Sendable (HTTPResponse) -> Void) -> Void
+    /// anonymous client for the others), under the settings the request read once
+    /// (`ThumbService.configuration`: a reload does not change them under a request in flight).
+    typealias Handler = @Sendable (ThumbService, HTTPRequest, Methods, Client, ServiceConfiguration,
+                                   @escaping @Sendable (HTTPResponse) -> Void) -> Void
 
     let match: Match
     let methods: Methods

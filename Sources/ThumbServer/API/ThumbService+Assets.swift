@@ -16,8 +16,8 @@ extension ThumbService {
 
     /// The page `client` sees: the listing of its `Client.scope` alone (the one place the scope
     /// of `/assets` is applied: everything an item carries comes from this page), each item
-    /// written by `ListingItemWriter`.
-    func respondWithListing(to request: HTTPRequest, for client: Client) -> HTTPResponse {
+    /// written by `ListingItemWriter`. `configuration`: the settings the request read (`answer`).
+    func respondWithListing(to request: HTTPRequest, for client: Client, _ configuration: ServiceConfiguration) -> HTTPResponse {
         let query = request.query
         let order: ListingOrder
         do {

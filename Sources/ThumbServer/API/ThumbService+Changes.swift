@@ -22,6 +22,9 @@ extension ThumbService {
         let since: Int
         let order: ListingOrder
         let scope: LibraryScope
+        /// The settings the request read (`answer`): its items are written by them, even when a
+        /// reload comes while it waits.
+        let configuration: ServiceConfiguration
         let completion: @Sendable (HTTPResponse) -> Void
     }
 
@@ -32,7 +35,9 @@ extension ThumbService {
         var parked: [Int: ParkedChanges] = [:]
     }
 
-    func respondWithChanges(to request: HTTPRequest, for client: Client, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// `configuration`: the settings the request read (`answer`).
+    func respondWithChanges(to request: HTTPRequest, for client: Client, _ configuration: ServiceConfiguration,
+                            completion: @escaping @Sendable (HTTPResponse) -> Void) {
         let query = request.query
         let order: ListingOrder
         do {
@@ -52,7 +57,8 @@ extension ThumbService {
             wait = seconds
         }
         guard index.isComplete else { return completion(APIError.indexBuilding.response) }
-        let asked = ParkedChanges(since: since, order: order, scope: client.scope, completion: completion)
+        let asked = ParkedChanges(since: since, order: order, scope: client.scope, configuration: configuration,
+                                  completion: completion)
         let waiter = nextListingWaiter.wrappingAdd(1, ordering: .relaxed).oldValue
         let now = clock.now()
         let effects = changeFeed.withLock { feed in
@@ -117,7 +123,7 @@ extension ThumbService {
             return APIError(status: 410, code: "generation_too_old",
                             message: "the changes since generation \(asked.since) are not known (too old, or not this server's); list again").response
         }
-        let writer = ListingItemWriter(configuration, now: Self.unixTime())
+        let writer = ListingItemWriter(asked.configuration, now: Self.unixTime())
         var body = "{\"since\":\(changes.since),\"generation\":\(changes.generation),\"total\":\(changes.total),\"removed\":["
         for (i, removed) in changes.removed.enumerated() {
             if i > 0 { body += "," }

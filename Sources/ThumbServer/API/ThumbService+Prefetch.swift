@@ -48,7 +48,8 @@ extension ThumbService {
 
     /// `DELETE /prefetch`: stops `client`'s jobs; `DELETE /prefetch?all=true`, the admin's alone
     /// (403 `forbidden` for anyone else), every client's. 200 with their final states.
-    func cancelPrefetches(_ request: HTTPRequest, for client: Client) -> HTTPResponse {
+    /// `configuration`: the settings the request read (`answer`).
+    func cancelPrefetches(_ request: HTTPRequest, for client: Client, _ configuration: ServiceConfiguration) -> HTTPResponse {
         do {
             try QueryParameters.check(request.query, known: QueryParameters.stopJobs, of: "DELETE /prefetch")
         } catch {

@@ -9,7 +9,8 @@ extension ThumbService {
     /// `retries`: how many more times a render that finds its source changed or gone since the
     /// path was resolved starts over from the path (the file now there, if any, is the one the
     /// client wants: a `current -> v2` link switched and `v1` deleted must not give a 404).
-    func respondWithThumbnail(to request: HTTPRequest, retries: Int = 1,
+    /// `configuration`: the settings the request read (`answer`).
+    func respondWithThumbnail(to request: HTTPRequest, _ configuration: ServiceConfiguration, retries: Int = 1,
                               completion: @escaping @Sendable (HTTPResponse) -> Void) {
         // A URL that is not signed as it must be is refused before anything looks at the disk.
         // A signed one's answers are fresh until its `exp` at most (`thumbnailCacheControl`).
@@ -36,16 +37,16 @@ extension ThumbService {
             ? EntityTag.noneMatch(request.headers.values("If-None-Match"), etag: key.etag) : .none
         // The ETag itself is only ever sent with a 200 for this very key: answer at once.
         if case .tag = noneMatch {
-            return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+            return completion(Self.notModified(key, cacheControl: cacheControl(configuration, versioned: versioned, signedUntil: signedUntil)))
         }
         // Hits are answered here, without a closure or a flight.
         let absence: ThumbnailPipeline.Absence
         switch pipeline.cached(key, acceptsFile: true) {
         case .hit(let result):
             if case .any = noneMatch {
-                return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+                return completion(Self.notModified(key, cacheControl: cacheControl(configuration, versioned: versioned, signedUntil: signedUntil)))
             }
-            return completion(hitResponse(result, for: resolved, versioned: versioned, signedUntil: signedUntil))
+            return completion(hitResponse(result, for: resolved, configuration, versioned: versioned, signedUntil: signedUntil))
         case .absent(let missing):
             absence = missing
         }
@@ -55,14 +56,14 @@ extension ThumbService {
             switch result {
             case .success(let result):
                 if case .any = noneMatch {
-                    return completion(Self.notModified(key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)))
+                    return completion(Self.notModified(key, cacheControl: cacheControl(configuration, versioned: versioned, signedUntil: signedUntil)))
                 }
                 completion(result.tier == .miss
-                    ? missResponse(result, for: key, cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil))
-                    : hitResponse(result, for: resolved, versioned: versioned, signedUntil: signedUntil))
+                    ? missResponse(result, for: key, cacheControl: cacheControl(configuration, versioned: versioned, signedUntil: signedUntil))
+                    : hitResponse(result, for: resolved, configuration, versioned: versioned, signedUntil: signedUntil))
             case .failure(.render(let error)) where (error.kind == .sourceChanged || error.kind == .sourceNotFound)
                 && retries > 0:
-                respondWithThumbnail(to: request, retries: retries - 1, completion: completion)
+                respondWithThumbnail(to: request, configuration, retries: retries - 1, completion: completion)
             case .failure(let error):
                 if case .render(let failure) = error, failure.kind == .outOfDescriptors { countDescriptorShortage() }
                 completion(Self.apiError(for: error).response)
@@ -77,7 +78,7 @@ extension ThumbService {
 
     /// The `Cache-Control` of a thumbnail answer sent now (`thumbnailCacheControl`); the clock is
     /// read only for a signed URL (`signedUntil`: its `exp`).
-    private func cacheControl(versioned: Bool, signedUntil: Int?) -> String {
+    private func cacheControl(_ configuration: ServiceConfiguration, versioned: Bool, signedUntil: Int?) -> String {
         configuration.thumbnailCacheControl(versioned: versioned, signedUntil: signedUntil,
                                             now: signedUntil == nil ? 0 : Self.unixTime())
     }
@@ -98,13 +99,13 @@ extension ThumbService {
 
     /// A 200 from the memory or disk tier, with the URL's prepared headers; for a signed URL
     /// (`signedUntil`: its `exp`), headers made now, since its `Cache-Control` counts down to `exp`.
-    private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry,
+    private func hitResponse(_ result: ThumbnailResult, for resolved: ResolvedKeyCache.Entry, _ configuration: ServiceConfiguration,
                              versioned: Bool, signedUntil: Int?) -> HTTPResponse {
         guard signedUntil != nil else {
             return Self.ok(resolved.headers(tier: result.tier, format: result.format, versioned: versioned), result.body)
         }
         return Self.ok(thumbnailHeaders(for: resolved.key, format: result.format, tier: result.tier,
-                                        cacheControl: cacheControl(versioned: versioned, signedUntil: signedUntil)), result.body)
+                                        cacheControl: cacheControl(configuration, versioned: versioned, signedUntil: signedUntil)), result.body)
     }
 
     /// A 200 with `headers` and the thumbnail's bytes, from memory or sent from their file.

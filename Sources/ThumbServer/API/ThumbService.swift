@@ -9,7 +9,12 @@ import Thumbnails
 /// `Route.all`) to the thumbnail pipeline and the stats, and turns results and errors into
 /// responses. Holds no socket state; tests drive it directly through `respond(to:completion:)`.
 public final class ThumbService: HTTPResponder {
-    public let configuration: ServiceConfiguration
+    /// The settings in force: those of the last reload (`apply`), the start's until then.
+    /// A request reads them once (`answer`), so one in flight keeps the settings it began with.
+    public var configuration: ServiceConfiguration { settings[0].current.withLock { $0 } }
+    /// The settings, one copy per lane (as `resolvedKeys`), so that a request's read takes a
+    /// lock no other event loop takes (`apply` writes every copy).
+    let settings: [ServiceSettings]
     public let library: Library
     public let pipeline: ThumbnailPipeline
     public let index: LibraryIndex
@@ -61,11 +66,11 @@ public final class ThumbService: HTTPResponder {
     public init(configuration: ServiceConfiguration, library: Library, pipeline: ThumbnailPipeline, index: LibraryIndex,
                 watches: [LibraryWatch?] = [nil], server: HTTPServerCounts? = nil,
                 videoPosters: VideoPosters? = nil, clock: any UptimeClock = SystemUptimeClock()) {
-        self.configuration = configuration
         self.clock = clock
         self.server = server
         self.videoPosters = videoPosters
         resolvedKeys = (watches.isEmpty ? [nil] : watches).map { ResolvedKeyCache(watch: $0) }
+        settings = resolvedKeys.map { _ in ServiceSettings(configuration) }
         requests = RequestStatistics(shards: resolvedKeys.count)
         self.library = library
         self.pipeline = pipeline
@@ -77,6 +82,12 @@ public final class ThumbService: HTTPResponder {
         index.onGenerationChange { [weak self] generation in
             self?.listingWaitersQueue.async { [weak self] in self?.handleListingWaiters(.generationMoved(to: generation)) }
         }
+    }
+
+    /// Takes `new` for the next request (a reload: `Thumbd.reload`); requests in flight keep the
+    /// settings they read. Only what `ConfigReload` lets change differs from the old settings.
+    func apply(_ new: ServiceConfiguration) {
+        for lane in settings { lane.current.withLock { $0 = new } }
     }
 
     public func respond(to request: HTTPRequest, completion: @escaping @Sendable (HTTPResponse) -> Void) {
@@ -108,6 +119,8 @@ public final class ThumbService: HTTPResponder {
     /// request's `Origin`: a page on another origin can read why it was refused ("sign in again")
     /// instead of seeing a network error.
     private func answer(_ request: HTTPRequest, by route: Route, completion: @escaping @Sendable (HTTPResponse) -> Void) {
+        // Read once: every decision about this request is made under one set of keys.
+        let configuration = settings[request.loopIndex % settings.count].current.withLock { $0 }
         let method = Route.Methods(method: request.method)
         // First, so that no answer below can leave without them.
         var completion = completion
@@ -131,8 +144,9 @@ public final class ThumbService: HTTPResponder {
         var client = Client.anonymous
         let identified: Result<Client, APIError>?
         switch route.access {
-        case .listing where method != .options: identified = self.client(for: request, changing: false)
-        case .prefetch: identified = self.client(for: request, changing: !(method.map(Route.Methods.read.contains) ?? false))
+        case .listing where method != .options: identified = self.client(for: request, changing: false, configuration)
+        case .prefetch: identified = self.client(for: request, changing: !(method.map(Route.Methods.read.contains) ?? false),
+                                                   configuration)
         default: identified = nil
         }
         switch identified {
@@ -150,7 +164,7 @@ public final class ThumbService: HTTPResponder {
         if method == .options {
             return completion(HTTPResponse(status: 204, headers: HTTPHeaders([("Allow", methods.allow)])))
         }
-        route.handler(self, request, method, client, completion)
+        route.handler(self, request, method, client, configuration, completion)
     }
 
     /// The answer to `OPTIONS *`: 204 with every method some route answers.
@@ -194,48 +208,54 @@ public final class ThumbService: HTTPResponder {
 /// The routes (docs/API.md, "Endpoints"; README, "URLs"), each declared once.
 extension Route {
     /// `GET`/`HEAD /thumbnails/{grid}/{asset path}`: matched first (`ThumbService.respond`).
-    static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, _, completion in
+    static let thumbnails = Route(match: .prefix("/thumbnails/"), methods: .read, access: .open) { service, request, _, _, configuration, completion in
         service.cluster?.noteThumbnailRequest()
-        service.respondWithThumbnail(to: request, completion: completion)
+        service.respondWithThumbnail(to: request, configuration, completion: completion)
     }
 
     /// Every route, in the order they are matched.
     static let all: [Route] = [
         thumbnails,
-        Route(match: .path("/"), methods: .read, access: .open) { service, _, _, _, completion in
+        Route(match: .path("/"), methods: .read, access: .open) { service, _, _, _, _, completion in
             completion(service.galleryResponse)
         },
-        Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, completion in
-            completion(service.respondWithListing(to: request, for: client))
+        Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, configuration, completion in
+            completion(service.respondWithListing(to: request, for: client, configuration))
         },
-        Route(match: .path("/assets/changes"), methods: .read, access: .listing) { service, request, _, client, completion in
-            service.respondWithChanges(to: request, for: client, completion: completion)
+        Route(match: .path("/assets/changes"), methods: .read, access: .listing) { service, request, _, client, configuration, completion in
+            service.respondWithChanges(to: request, for: client, configuration, completion: completion)
         },
         // These three check the disk cache's directories (file I/O): off the event loop.
-        Route(match: .path("/healthz"), methods: .read, access: .open) { service, request, _, _, completion in
+        Route(match: .path("/healthz"), methods: .read, access: .open) { service, request, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse(to: request)) }
         },
-        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, _, completion in
+        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async { completion(ThumbService.json(status: 200, service.statsJSON())) }
         },
-        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, _, completion in
+        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, _, _, completion in
             DispatchQueue.global(qos: .userInitiated).async {
                 completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
                                                                            ("Cache-Control", "no-store")]),
                                         body: Array(service.metricsText().utf8)))
             }
         },
-        Route(match: .path("/prefetch"), methods: [.post, .delete], access: .prefetch) { service, request, method, client, completion in
+        Route(match: .path("/prefetch"), methods: [.post, .delete], access: .prefetch) { service, request, method, client, configuration, completion in
             if method == .post {
                 service.startPrefetch(request, for: client, completion: completion)
             } else {
-                service.offTheLoopInACluster { completion(service.cancelPrefetches(request, for: client)) }
+                service.offTheLoopInACluster { completion(service.cancelPrefetches(request, for: client, configuration)) }
             }
         },
         Route(match: .prefix("/prefetch/"), methods: [.get, .head, .delete], access: .prefetch,
               resource: { ThumbService.prefetchJobID($0) == nil ? APIError.notFound("no such prefetch job") : nil }) {
-            service, request, method, client, completion in
+            service, request, method, client, _, completion in
             service.offTheLoopInACluster { completion(service.respondWithPrefetchJob(request, cancel: method == .delete, for: client)) }
         },
     ]
+}
+
+/// One lane's copy of the service's settings (`ThumbService.settings`), behind its own lock.
+final class ServiceSettings: Sendable {
+    let current: Mutex<ServiceConfiguration>
+    init(_ configuration: ServiceConfiguration) { current = Mutex(configuration) }
 }

@@ -36,7 +36,8 @@ extension ThumbService {
     ///   the admin token when one is set, as before client keys.
     /// The admin's jobs are `admin`'s, or those of the id it names (two apps holding the token
     /// still stop only their own jobs); it sees and may stop every job.
-    func client(for request: HTTPRequest, changing: Bool) -> Result<Client, APIError> {
+    /// `configuration`: the settings the request read (`answer`).
+    func client(for request: HTTPRequest, changing: Bool, _ configuration: ServiceConfiguration) -> Result<Client, APIError> {
         let bearer = AdminAuthorization.bearer(in: request)
         let named = request.headers[Client.idHeader]
         if let named, !ClientKey.isIdentifier(named) {

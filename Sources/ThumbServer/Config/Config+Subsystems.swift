@@ -39,6 +39,12 @@ extension Config {
             quality: quality, cors: CORSPolicy(origins: corsOrigins), descriptors: descriptors, cluster: cluster)
     }
 
+    /// The access log's settings (`access_log`, `access_log_file`, `trusted_proxies`).
+    /// - Throws: `ConfigError` for a `trusted_proxies` entry that is not an address or range.
+    func accessLogSettings() throws(ConfigError) -> AccessLog.Settings {
+        AccessLog.Settings(format: accessLog, trustedProxies: try TrustedProxies(trustedProxies), file: accessLogFile)
+    }
+
     /// The socket server's settings with `eventLoops` event loops, each exchange told to
     /// `onExchange`. `max_header_bytes` bounds the request line as well as the whole head; open
     /// connections are `descriptors.connections` (`max_connections` or fewer).

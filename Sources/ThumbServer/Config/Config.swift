@@ -120,8 +120,18 @@ public struct Config: Sendable, Equatable {
     /// for the changes no inotify watch reports (see `LibraryWatch`): `index_sweep_seconds`;
     /// `0` for none. `3600` by default.
     public var indexSweepSeconds = 3600.0
-    /// One line per request on stdout (`access_log`). `false` by default.
-    public var accessLog = false
+    /// One line per request (`access_log`): `off`, `brief` (thumbd's own short line, what `true`
+    /// has always written), `combined` (nginx's, then request time, `X-Cache` and render ms) or
+    /// `json`; see `AccessLogFormat`. `false` is `off`, `true` `brief`. `off` by default.
+    public var accessLog = AccessLogFormat.off
+    /// The file the access log is appended to, reopened on SIGUSR1 (logrotate's `postrotate`)
+    /// (`access_log_file`). Empty (stdout: journald under systemd) by default.
+    public var accessLogFile = ""
+    /// The peers whose `X-Forwarded-For` names the client in the access log (`trusted_proxies`):
+    /// addresses and CIDR ranges, IPv4 or IPv6 (`IPRange`, `TrustedProxies`); any other peer is
+    /// the client itself. A list in the config file; comma-separated in `THUMBD_TRUSTED_PROXIES`.
+    /// Empty by default.
+    public var trustedProxies: [String] = []
     /// Whether the placeholders (`thumbhash` in `/assets`) of images no render has made one for
     /// are made in the background, one render at a time while no client miss or prefetch waits
     /// (`thumbhash_backfill`; `ThumbhashBackfill`). Off, only renders for clients and prefetch

@@ -46,6 +46,12 @@ extension ConfigLoader {
                 "(index.sqlite) and thumbd.lock, which one server at a time holds.",
                 ".SH SIGNALS",
                 roff("SIGINT and SIGTERM stop accepting, let in-flight requests finish (up to shutdown_grace_seconds) and exit 0."),
+                ".PP",
+                roff("SIGHUP reads the configuration again: client and signing keys, the admin token, CORS origins, the access log "
+                    + "and the cache limits take effect for the next request; a changed key that takes a restart is said and kept, "
+                    + "and a configuration that does not load is said and changes nothing."),
+                ".PP",
+                roff("SIGUSR1 reopens access_log_file (after logrotate moved it)."),
                 ".SH EXIT STATUS",
                 "0 after a stop by signal or a printing flag; 2 when the configuration cannot be used or the server",
                 "cannot start (the port is taken, another thumbd holds the cache directory).",

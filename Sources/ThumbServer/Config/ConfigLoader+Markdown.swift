@@ -31,6 +31,7 @@ extension ConfigLoader {
             case .number: values = "number, \(option.bounds)"
             case .boolean: values = "`true`/`false`"
             case .list: values = "list (comma-separated outside the file)"
+            case .choice: values = option.bounds
             }
             lines.append("| `\(option.key)` | `\(option.flag)`, `\(option.environmentName)` | "
                 + (value.isEmpty ? "(none)" : "`\(value)`") + " | \(values) | \(cell(option.help)) |")

@@ -52,7 +52,7 @@ public enum ConfigLoader {
                 }
                 throw ConfigError("unknown option --\(flag.name.replacingOccurrences(of: "_", with: "-"))\(suggestion); see --help")
             }
-            let text = flag.value ?? (option.kind == .boolean ? "true" : "")
+            let text = flag.value ?? (option.kind == .boolean || option.kind == .choice ? "true" : "")
             guard option.set(&config, text) else {
                 throw ConfigError("\(option.flag) \(text) is not a valid \(describe(option))")
             }
@@ -135,14 +135,19 @@ public enum ConfigLoader {
             } else {
                 var name = key(body)
                 var negated = false
-                if name.hasPrefix("no_"), ConfigOption.all.first(where: { $0.key == String(name.dropFirst(3)) })?.kind == .boolean {
+                if name.hasPrefix("no_"), let kind = ConfigOption.all.first(where: { $0.key == String(name.dropFirst(3)) })?.kind,
+                   kind == .boolean || kind == .choice {
                     name = String(name.dropFirst(3))   // --no-webp
                     negated = true
                 }
-                let isBoolean = actionFlags.contains(name) || ConfigOption.all.first { $0.key == name }?.kind == .boolean
+                let option = ConfigOption.all.first { $0.key == name }
+                let isBoolean = actionFlags.contains(name) || option?.kind == .boolean || option?.kind == .choice
                 if isBoolean {
-                    // `--access-log`, `--no-webp`, or `--webp false` (a following true/false word is its value).
-                    if !negated, i + 1 < arguments.count, Self.booleanWords.contains(arguments[i + 1].lowercased()) {
+                    // `--access-log`, `--no-webp`, `--webp false` or `--access-log json` (a following
+                    // true/false word, or a word of a choice, is its value).
+                    if !negated, i + 1 < arguments.count,
+                       Self.booleanWords.contains(arguments[i + 1].lowercased())
+                        || (option?.kind == .choice && option?.accepts(arguments[i + 1]) == true) {
                         flags.append(Flag(name: name, value: arguments[i + 1]))
                         i += 1
                     } else {
@@ -190,6 +195,7 @@ public enum ConfigLoader {
         case .number: "number from \(option.bounds) for \(option.key) (\(option.help))"
         case .boolean: "boolean (true/false) for \(option.key)"
         case .list: "list of strings for \(option.key) (\(option.help))"
+        case .choice: "word for \(option.key): \(option.bounds)"
         }
     }
 
@@ -220,6 +226,7 @@ public enum ConfigLoader {
             switch option.kind {
             case .string: text = value as? String
             case .boolean: text = JSONValue.boolean(value).map { String($0) }
+            case .choice: text = value as? String ?? JSONValue.boolean(value).map { String($0) }
             case .integer: text = JSONValue.integer(value).map { String($0) }
             case .number: text = JSONValue.number(value).map { String($0) }
             case .list:
@@ -287,6 +294,7 @@ public enum ConfigLoader {
         }
         try validateSigning(config)
         _ = try ClusterPeers.node(config)
+        _ = try TrustedProxies(config.trustedProxies)
         if config.corsOrigins.contains("*") && config.corsOrigins.count > 1 {
             throw ConfigError("key 'cors_origins': '*' (any origin) stands alone, not in a list of origins")
         }

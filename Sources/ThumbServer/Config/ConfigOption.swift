@@ -1,7 +1,12 @@
 /// One scalar configuration key: its name in the config file, its `THUMBD_*` variable and
 /// `--flag`, its help text, and how to read and write it on `Config`.
 struct ConfigOption: Sendable {
-    enum Kind: Sendable { case string, integer, number, boolean, list }
+    enum Kind: Sendable {
+        case string, integer, number, boolean, list
+        /// One of a few words (listed in `bounds`); also a boolean word, so that a key that
+        /// was a boolean keeps reading `true` and `false`, and `--key` alone is `true`.
+        case choice
+    }
 
     let key: String
     let kind: Kind
@@ -10,6 +15,16 @@ struct ConfigOption: Sendable {
     let set: @Sendable (inout Config, String) -> Bool
     /// The allowed values of a number, as text ("0 to 65535"); empty for other kinds.
     var bounds = ""
+    /// Whether a reload (SIGHUP) puts a new value in force (`ConfigReload`); the others take a
+    /// restart, and a reload leaves them as they were. `false` unless `reloadable()`.
+    var reloads = false
+
+    /// This option, taking effect on a reload.
+    func reloadable() -> ConfigOption {
+        var option = self
+        option.reloads = true
+        return option
+    }
 
     var environmentName: String { "THUMBD_" + key.uppercased() }
     var flag: String { "--" + key.replacingOccurrences(of: "_", with: "-") }
@@ -51,6 +66,24 @@ struct ConfigOption: Sendable {
                      })
     }
 
+    /// The access log's format: a word of `AccessLogFormat`, or a boolean word (`false` is
+    /// `off`, `true` `brief`).
+    static func accessLogFormat(_ key: String, _ path: WritableKeyPath<Config, AccessLogFormat> & Sendable,
+                                _ help: String) -> ConfigOption {
+        ConfigOption(key: key, kind: .choice, help: help, get: { $0[keyPath: path].rawValue },
+                     set: { config, text in
+                         guard let format = AccessLogFormat(configValue: text) else { return false }
+                         config[keyPath: path] = format
+                         return true
+                     }, bounds: AccessLogFormat.words)
+    }
+
+    /// Whether `text` is a value this option takes.
+    func accepts(_ text: String) -> Bool {
+        var probe = Config()
+        return set(&probe, text)
+    }
+
     /// A list of words: a JSON array of strings in the config file, comma-separated (spaces
     /// around the commas ignored) in the environment and on the command line.
     static func list(_ key: String, _ path: WritableKeyPath<Config, [String]> & Sendable, _ help: String) -> ConfigOption {
@@ -68,8 +101,8 @@ struct ConfigOption: Sendable {
         .string("host", \.host, "address to bind"),
         .integer("port", \.port, "TCP port (0 = any free port)", range: 0...65535),
         .string("cache_dir", \.cacheDirectory, "disk cache directory"),
-        .integer("memory_cache_bytes", \.memoryCacheBytes, "memory cache limit, bytes", range: 0...(1 << 40)),
-        .integer("disk_cache_bytes", \.diskCacheBytes, "disk cache limit, bytes", range: 0...(1 << 50)),
+        .integer("memory_cache_bytes", \.memoryCacheBytes, "memory cache limit, bytes", range: 0...(1 << 40)).reloadable(),
+        .integer("disk_cache_bytes", \.diskCacheBytes, "disk cache limit, bytes", range: 0...(1 << 50)).reloadable(),
         .integer("render_workers", \.renderWorkers, "render threads (0 = one per core)", range: 0...256),
         .integer("prefetch_workers", \.prefetchWorkers,
                  "render threads prefetch may use at once while no client waits (0 = all)", range: 0...256),
@@ -80,13 +113,13 @@ struct ConfigOption: Sendable {
         .number("video_decode_timeout_seconds", \.videoDecodeTimeoutSeconds,
                 "seconds one video's poster decode may take before its helper is killed and the request gets 503",
                 range: 0.1...600),
-        .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)"),
+        .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)").reloadable(),
         .list("signing_keys", \.signingKeys,
-              "keys of signed thumbnail URLs, comma-separated ID:HEXSECRET (empty = thumbnails unsigned)"),
+              "keys of signed thumbnail URLs, comma-separated ID:HEXSECRET (empty = thumbnails unsigned)").reloadable(),
         .integer("signed_url_max_seconds", \.signedURLMaxSeconds, "longest a signed thumbnail URL may still live, seconds",
-                 range: 1...(10 * 365 * 86400)),
+                 range: 1...(10 * 365 * 86400)).reloadable(),
         .integer("signed_url_bucket_seconds", \.signedURLBucketSeconds,
-                 "expiries thumbd signs round up to a multiple of this, seconds", range: 1...86400),
+                 "expiries thumbd signs round up to a multiple of this, seconds", range: 1...86400).reloadable(),
         .integer("prefetch_client_jobs", \.prefetchClientJobs, "running prefetch jobs one client may have (0 = no limit)",
                  range: 0...1_000_000),
         .integer("prefetch_client_items_per_job", \.prefetchClientItemsPerJob, "items one prefetch job may name (0 = no limit)",
@@ -94,7 +127,7 @@ struct ConfigOption: Sendable {
         .integer("prefetch_client_items_per_minute", \.prefetchClientItemsPerMinute,
                  "items one client's prefetch jobs may name per minute (0 = no limit)", range: 0...100_000_000),
         .list("cors_origins", \.corsOrigins,
-              "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)"),
+              "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)").reloadable(),
         .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
         .boolean("webp", \.webp, "serve WebP to clients that accept it"),
         .boolean("derive_grids", \.deriveGrids, "render a smaller cover grid from a cached larger one of the same photo"),
@@ -118,7 +151,12 @@ struct ConfigOption: Sendable {
                 "seconds between whole library rescans while the watch cannot see every change", range: 0.1...86400),
         .number("index_sweep_seconds", \.indexSweepSeconds,
                 "seconds between safety sweeps of the whole library while the watch sees every change (0: none)", range: 0...604800),
-        .boolean("access_log", \.accessLog, "one line per request on stdout"),
+        .accessLogFormat("access_log", \.accessLog,
+                         "one line per request in this format; combined is nginx's, then request time, X-Cache and render ms").reloadable(),
+        .string("access_log_file", \.accessLogFile,
+                "file the access log is appended to, reopened on SIGUSR1 (empty = stdout)").reloadable(),
+        .list("trusted_proxies", \.trustedProxies,
+              "addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none)").reloadable(),
         .list("peers", \.peers,
               "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)"),
         .string("node", \.node, "which of peers this node is, its address as written there"),

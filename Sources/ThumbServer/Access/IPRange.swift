@@ -1,0 +1,90 @@
+import HTTP
+
+/// An address range in CIDR notation (RFC 4632 §3.1 for IPv4, RFC 4291 §2.3 for IPv6):
+/// `10.0.0.0/8`, `2001:db8::/32`, or one address (`127.0.0.1`, `::1`: all its bits).
+/// An entry of `trusted_proxies`.
+struct IPRange: Sendable, Equatable, CustomStringConvertible {
+    /// The first address of the range: its bits after `prefixLength` are 0.
+    let network: IPAddress
+    /// How many leading bits an address must share with `network`: 0...32 (IPv4), 0...128 (IPv6).
+    let prefixLength: Int
+
+    /// Reads `ADDRESS` or `ADDRESS/BITS`.
+    /// - Throws: `ConfigError` naming `key` and the entry: not an address, a length that is not a
+    ///   number or is longer than the address (32 bits for IPv4, 128 for IPv6), or bits set after
+    ///   the prefix (`10.1.2.3/8`: which was meant, `10.0.0.0/8` or `10.1.2.3`, cannot be told).
+    init(_ text: String, key: String = "trusted_proxies") throws(ConfigError) {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let address = IPAddress(parts[0]) else {
+            throw ConfigError("key '\(key)': '\(text)' is not an IP address or a CIDR range (such as 127.0.0.1, "
+                + "10.0.0.0/8 or fd00::/8)")
+        }
+        let bits = address.bytes.count * 8
+        var length = bits
+        if parts.count == 2 {
+            guard parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let given = Int(parts[1]), (0...bits).contains(given) else {
+                throw ConfigError("key '\(key)': '\(text)' has a prefix length that is not 0 to \(bits), the bits of an "
+                    + (address.isIPv4 ? "IPv4" : "IPv6") + " address")
+            }
+            length = given
+        }
+        let network = Self.masked(address.bytes, to: length)
+        guard network == address.bytes else {
+            throw ConfigError("key '\(key)': '\(text)' has bits set after its /\(length) prefix: write the range's first "
+                + "address (\(IPAddress(bytes: network)!)/\(length)) or the one address without a length")
+        }
+        self.network = address
+        prefixLength = length
+    }
+
+    /// Whether `address` is in the range: of the same family, its first `prefixLength` bits
+    /// those of `network`.
+    func contains(_ address: IPAddress) -> Bool {
+        address.bytes.count == network.bytes.count && Self.masked(address.bytes, to: prefixLength) == network.bytes
+    }
+
+    /// `10.0.0.0/8`; one address as itself.
+    var description: String {
+        prefixLength == network.bytes.count * 8 ? network.description : "\(network)/\(prefixLength)"
+    }
+
+    /// `bytes` with every bit after the first `length` cleared.
+    private static func masked(_ bytes: [UInt8], to length: Int) -> [UInt8] {
+        bytes.enumerated().map { index, byte in
+            let kept = min(max(length - index * 8, 0), 8)
+            return kept == 8 ? byte : byte & ~(UInt8(0xFF) >> kept)
+        }
+    }
+}
+
+/// Which peers may say who the client is (`trusted_proxies`), and so whose `X-Forwarded-For`
+/// is read: as nginx's `set_real_ip_from` with `real_ip_header X-Forwarded-For` and
+/// `real_ip_recursive on` (ngx_http_realip_module). None by default: the peer is the client.
+struct TrustedProxies: Sendable, Equatable {
+    let ranges: [IPRange]
+
+    /// - Throws: `ConfigError` naming the first entry that is not an address or CIDR range (`IPRange`).
+    init(_ entries: [String]) throws(ConfigError) {
+        var ranges: [IPRange] = []
+        for entry in entries { ranges.append(try IPRange(entry)) }
+        self.ranges = ranges
+    }
+
+    func trusts(_ address: IPAddress) -> Bool { ranges.contains { $0.contains(address) } }
+
+    /// The client of a connection from `peer` whose request carried `forwardedFor`: the peer
+    /// itself unless it is trusted; else `X-Forwarded-For`'s addresses walked from the right
+    /// (each proxy appends the address it heard from), the first one not trusted. When every
+    /// address is trusted, the leftmost; an entry that is not an address stops the walk at the
+    /// last address read (a trusted proxy's, so a client cannot pose as another by sending junk).
+    func client(peer: IPAddress?, forwardedFor: String?) -> IPAddress? {
+        guard let peer, trusts(peer), let forwardedFor else { return peer }
+        var client = peer
+        for entry in forwardedFor.split(separator: ",").reversed() {
+            guard let address = IPAddress(entry.trimmingWhitespace()) else { break }
+            client = address
+            if !trusts(address) { break }
+        }
+        return client
+    }
+}
