@@ -1,6 +1,7 @@
 import Foundation
 import Rendering
 import Testing
+import TestSupport
 
 /// A source's embedded preview (`Renderer.embeddedPreview`): trusted only when its shape after the
 /// photo's orientation is the photo's; its placeholder image judged against the preview taken out
@@ -8,24 +9,6 @@ import Testing
 /// for a HEIF), turned by `vips rot` and shrunk by `vips shrink`.
 @Suite struct EmbeddedPreviewTests {
     let renderer = Renderer()
-
-    /// The EXIF thumbnail's bytes, found without libexif: the first APP1 segment that starts with
-    /// `Exif\0\0`, and in it the JPEG from its SOI (FF D8 FF) to the last EOI (FF D9).
-    static func exifThumbnail(of path: String) throws -> [UInt8] {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        var i = 2
-        while i + 4 <= bytes.count, bytes[i] == 0xFF {
-            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-            let payload = Array(bytes[(i + 4)..<min(bytes.count, i + 2 + length)])
-            if bytes[i + 1] == 0xE1, payload.starts(with: Array("Exif".utf8) + [0, 0]) {
-                guard let start = (6..<(payload.count - 2)).first(where: { payload[$0] == 0xFF && payload[$0 + 1] == 0xD8 && payload[$0 + 2] == 0xFF }),
-                      let end = (start..<(payload.count - 1)).last(where: { payload[$0] == 0xFF && payload[$0 + 1] == 0xD9 }) else { break }
-                return Array(payload[start...(end + 1)])
-            }
-            i += 2 + length
-        }
-        throw VipsCLI.Failure(description: "no EXIF thumbnail in \(path)")
-    }
 
     /// `preview` (a file libvips reads) turned by `rotation` (`vips rot`: d90 clockwise...) and
     /// shrunk by a box filter to `width` x `height`, as raw RGB bytes.
@@ -78,7 +61,7 @@ import Testing
         let directory = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let thumbnail = directory.appendingPathComponent("thumbnail.jpg").path
-        try Data(try Self.exifThumbnail(of: source)).write(to: URL(fileURLWithPath: thumbnail))
+        try Data(try ExifThumbnail.bytes(ofJPEG: source)).write(to: URL(fileURLWithPath: thumbnail))
         let reference = try Self.reference(thumbnail, rotation: rotation, width: width, height: height)
         // The same decode (libjpeg), the same box filter: at most a level of rounding apart.
         #expect(Self.largestDifference(image, reference) <= 1)
@@ -97,7 +80,7 @@ import Testing
             let directory = try TestFiles.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let thumbnail = directory.appendingPathComponent("thumbnail.jpg").path
-            try Data(try Self.exifThumbnail(of: source)).write(to: URL(fileURLWithPath: thumbnail))
+            try Data(try ExifThumbnail.bytes(ofJPEG: source)).write(to: URL(fileURLWithPath: thumbnail))
             let reference = try Self.reference(thumbnail, rotation: rotation, width: width, height: height)
             #expect(Self.largestDifference(image, reference) <= 1, "\(name)")
         }

@@ -96,7 +96,7 @@ extension LibraryIndex {
         }
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
-        state.withLock { s in
+        let fresh = state.withLock { s -> [AssetRecord] in
             var replaced: [AssetRecord] = [], fresh: [AssetRecord] = []
             for (path, identity, record) in upserts {
                 let old = s.records[path]
@@ -110,7 +110,9 @@ extension LibraryIndex {
             if !replaced.isEmpty || !fresh.isEmpty { s.generation += 1 }
             s.headerReads += summary.headerReads
             Self.reorder(&s, removing: replaced, inserting: fresh)
+            return fresh
         }
+        if !fresh.isEmpty, let handler = freshImagesHandler.withLock({ $0 }) { handler(fresh) }
         return summary
     }
 
