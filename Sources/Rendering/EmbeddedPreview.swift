@@ -30,7 +30,8 @@ extension Renderer {
     /// and the preview's few KB; the photo is not decoded. A video gives `.absent`.
     /// - Parameters:
     ///   - side: the largest side of the placeholder image, px (`ThumbHash`'s 100).
-    ///   - expected: the identity the file must have (`fstat` on the open descriptor); nil: any.
+    ///   - expected: the identity the file must have (`fstat` on the open descriptor, before and
+    ///     after the read); nil: any.
     /// - Throws: as `probe(file:)` (the file cannot be opened, or is not an image), and
     ///   `.sourceChanged` when the open file is not `expected`.
     public func embeddedPreview(file: DiskPath, side: Int, expected: SourceIdentity? = nil) throws(RenderError) -> EmbeddedPreview {
@@ -45,6 +46,7 @@ extension Renderer {
             throw RenderError(failure)
         }
         defer { cvips_thumbnail_free(&preview.image) }
+        try source.check(expected)   // again: not changed while it was read
         switch preview.status {
         case CVIPS_PREVIEW_MISMATCHED:
             return .mismatched(preview: (Int(preview.preview_width), Int(preview.preview_height)),

@@ -162,8 +162,9 @@ public final class Thumbd: Sendable {
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         stopping.store(true, ordering: .relaxed)
         notifier?.send("STOPPING=1")
-        let pipeline = service.pipeline, backfill = service.backfill, lock = cacheLock
+        let pipeline = service.pipeline, backfill = service.backfill, previews = service.previews, lock = cacheLock
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
+            previews.stop()
             backfill.stop()
             pipeline.stop()
             lock.release()

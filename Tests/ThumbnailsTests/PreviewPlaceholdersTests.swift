@@ -53,6 +53,20 @@ import TestSupport
         #expect(index.generation == generation)
     }
 
+    /// Stopped (the server shutting down), it writes nothing more to the index.
+    @Test func stoppedItMakesNoMore() throws {
+        let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg"])
+        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
+        let placeholders = Placeholders(store: index)
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, read: Self.read)
+        previews.start()
+        previews.stop()
+        index.rescan()
+        previews.waitUntilIdle()
+        #expect(placeholders.statistics.fromPreviews == 0)
+        #expect(index.thumbhashCounts.known == 0)
+    }
+
     /// An index from an earlier run, whose photos have no placeholder: `start` reads their previews.
     @Test func startLooksAtWhatIsListedAlready() throws {
         let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg"])

@@ -12,7 +12,9 @@ import Synchronization
 /// over the images it listed anew (`LibraryIndex.onFreshImages`) and returns, so the listing
 /// answers at once and the placeholders arrive after it, as the backfill's do (the `generation`
 /// does not change). A photo without a trusted preview is left to the backfill, which starts no
-/// pass while previews are pending (`isBusy`). Work runs on `threads` threads of a utility queue.
+/// pass while previews are pending (`isBusy`). Unlike the backfill it does not wait for clients
+/// to rest (the placeholders are wanted while a client browses), so it takes half the cores
+/// (`threads`), leaving the rest to the renders of a client browsing meanwhile.
 /// Thread-safe: its counts behind one `Mutex`; batches run one after another on `queue`.
 public final class PreviewPlaceholders: Sendable {
     /// Reads `path`'s embedded preview if it is still the file of identity `expected`
@@ -22,14 +24,17 @@ public final class PreviewPlaceholders: Sendable {
     let index: LibraryIndex
     let placeholders: Placeholders
     let read: Read
-    /// Previews read at once: one per core, as the scan's header reads.
+    /// Previews read at once: half the cores, at least one, by default.
     let threads: Int
     private let queue = DispatchQueue(label: "thumbd.preview-placeholders", qos: .utility)
     /// Images handed over and not yet looked at.
     private let pending = Atomic(0)
+    /// Set by `stop`: images not yet looked at are skipped.
+    private let stopped = Atomic(false)
 
     /// - Parameters:
-    ///   - threads: previews read at once; `0` by default: one per core.
+    ///   - threads: previews read at once; `0` by default: half the cores, at least one (a HEIF's
+    ///     preview costs ~45 ms, docs/performance.md).
     ///   - read: how a preview is read; `Renderer.embeddedPreview` by default.
     public init(index: LibraryIndex, placeholders: Placeholders, threads: Int = 0,
                 read: @escaping Read = { path, side, expected throws(RenderError) in
@@ -37,7 +42,7 @@ public final class PreviewPlaceholders: Sendable {
                 }) {
         self.index = index
         self.placeholders = placeholders
-        self.threads = threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount)
+        self.threads = threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
         self.read = read
     }
 
@@ -71,6 +76,12 @@ public final class PreviewPlaceholders: Sendable {
         }
     }
 
+    /// Stops for good: images not yet looked at are skipped (a read under way finishes), so
+    /// nothing is written to the index once the server has stopped.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+    }
+
     /// Blocks until every image handed over so far has been looked at (tests, benchmarks).
     public func waitUntilIdle() {
         while isBusy { queue.sync {} }
@@ -79,7 +90,8 @@ public final class PreviewPlaceholders: Sendable {
     private func make(_ record: AssetRecord) {
         ThreadRole.assertNot(.eventLoop, "PreviewPlaceholders reads files")
         ThreadRole.assertNot(.renderWorker, "PreviewPlaceholders runs on its own queue, not the render workers'")
-        guard record.durationMilliseconds == nil, index.needsThumbhash(record.path, source: record.identity) else { return }
+        guard !stopped.load(ordering: .acquiring), record.durationMilliseconds == nil,
+              index.needsThumbhash(record.path, source: record.identity) else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         // Resolved as a request's URL is (inside the root, no dot-file on the way), as the
         // backfill does; gone or changed meanwhile: the next scan tells.
