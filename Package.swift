@@ -37,7 +37,10 @@ let package = Package(
         .target(name: "CCryptoShim", dependencies: ["CCrypto"]),
         // Fixed-argument wrappers around libvips' variadic C API; `VipsImage *` never leaves C.
         // libwebpmux (Debian `libwebp-dev`) drops the EXIF chunk libvips 8.14 always writes to WebP.
-        .target(name: "CVipsShim", dependencies: ["CVips"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
+        // libexif 0.6 from Debian (`libexif-dev`, already a dependency of libvips, which parses
+        // EXIF with it): the JPEG's EXIF thumbnail (IFD1), which libvips 8.14 does not expose.
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .target(name: "CVipsShim", dependencies: ["CVips", "CExif"], linkerSettings: [.linkedLibrary("vips"), .linkedLibrary("webpmux"), .linkedLibrary("webp")]),
         // FFmpeg 5.1 from Debian (`libavformat-dev`, `libavcodec-dev`, `libavutil-dev`,
         // `libswscale-dev`, `libavfilter-dev` for HDR tone-mapping): headers only; CVideoShim
         // links the libraries itself (a system library's `link` does not reach a C target).

@@ -83,7 +83,10 @@ void
 cvips_placeholder_of_whole(VipsObject *context, VipsImage *whole, const cvips_render_options *options,
                            cvips_thumbnail *thumbnail)
 {
-    VipsImage **t = (VipsImage **) vips_object_local_array(context, 3);
+    VipsImage **t = (VipsImage **) vips_object_local_array(context, 2);
+    /* Not a slot of `context`: cvips_to_srgb8 may give back its input itself, unreferenced,
+     * and a second slot holding t[1] would release it twice. */
+    VipsImage *srgb;
     gint64 started = g_get_monotonic_time();
     int side = options->placeholder_side;
     int result;
@@ -94,11 +97,11 @@ cvips_placeholder_of_whole(VipsObject *context, VipsImage *whole, const cvips_re
         ? vips_thumbnail_image(whole, &t[0], side, "height", side, "size", VIPS_SIZE_DOWN,
               "export_profile", "srgb", "intent", VIPS_INTENT_PERCEPTUAL, NULL)
         : vips_thumbnail_image(whole, &t[0], side, "height", side, "size", VIPS_SIZE_DOWN, NULL);
-    if (result || !(t[1] = vips_image_copy_memory(t[0])) || cvips_to_srgb8(context, t[1], &t[2])) {
+    if (result || !(t[1] = vips_image_copy_memory(t[0])) || cvips_to_srgb8(context, t[1], &srgb)) {
         vips_error_clear();
         return;
     }
-    cvips_placeholder(context, t[2], side, thumbnail);
+    cvips_placeholder(context, srgb, side, thumbnail);
     if (thumbnail->placeholder)
         thumbnail->placeholder_microseconds = g_get_monotonic_time() - started;
 }

@@ -150,12 +150,14 @@ public final class Thumbd: Sendable {
     /// What `start()` does but listening, once (later calls return at once): says the `warnings`
     /// on stderr, has the listing follow the library (the watch's events, with a whole rescan
     /// only when it loses track and at the safety sweep; without a watch, it polls every
-    /// `index_rescan_seconds`), and starts the placeholder backfill (`thumbhash_backfill`).
+    /// `index_rescan_seconds`), and starts the placeholders from embedded previews
+    /// (`thumbhash_previews`, before the first scan) and the backfill (`thumbhash_backfill`).
     /// Called alone by tests that drive `service` in-process.
     public func startServing() {
         guard !servingStarted.exchange(true, ordering: .relaxed) else { return }
         for warning in warnings { Self.warn(warning) }
         let index = service.index
+        if config.thumbhashPreviews { service.previews.start() }
         if let listingFeed {
             index.follow(listingFeed, pollSeconds: config.indexRescanSeconds, sweepSeconds: config.indexSweepSeconds)
         } else {
@@ -170,9 +172,10 @@ public final class Thumbd: Sendable {
     public func shutdown(completion: @escaping @Sendable () -> Void) {
         stopping.store(true, ordering: .relaxed)
         notifier?.send("STOPPING=1")
-        let pipeline = service.pipeline, backfill = service.backfill, lock = cacheLock
+        let pipeline = service.pipeline, backfill = service.backfill, previews = service.previews, lock = cacheLock
         service.stopListingWaiters()   // before the drain, which waits for every response
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
+            previews.stop()
             backfill.stop()
             pipeline.stop()
             lock.release()

@@ -39,7 +39,7 @@ extension ThumbnailPipeline {
                                           degraded: thumbnail.degraded)
             // Hashed here, on the render worker (about 1 ms in a release build), before the
             // waiters are answered: the listing they fetch next then has it.
-            placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, backfill: false)
+            placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, from: .render)
             // Without its placeholder's pixels, which no cache is to hold.
             let thumbnail = Thumbnail(bytes: thumbnail.bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)
             return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))

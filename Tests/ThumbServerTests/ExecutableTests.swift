@@ -229,6 +229,37 @@ import TestSupport
         #expect(eventually(within: 5) { (try? TestClient.get(port: server.port, "/thumbnails/3/private.jpg").status) == 200 })
     }
 
+    /// A placeholder made from the whole picture (an ImageMagick load, decoded whole for every
+    /// render) released no image twice: with GLib's criticals fatal, a `g_object_unref` of an
+    /// image already freed (an sRGB image put in two slots of one context) ended the process.
+    @Test func aWholePicturePlaceholderReleasesEachImageOnce() throws {
+        let library = NSTemporaryDirectory() + "thumbd-exe-lib-\(UUID().uuidString)"
+        let cache = NSTemporaryDirectory() + "thumbd-exe-\(UUID().uuidString)"
+        defer { [library, cache].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        let formats = (Fixtures.photos as NSString).deletingLastPathComponent + "/formats"
+        for n in 0..<3 {   // three sources: three placeholders made whole
+            try FileManager.default.copyItem(atPath: formats + "/bmp-24bit-64x48.bmp", toPath: library + "/b\(n).bmp")
+        }
+        let server = try launch(["/usr/bin/env", "G_DEBUG=fatal-criticals"], library: library, cache: cache,
+                                extra: ["--thumbhash-backfill", "false"])
+        defer { kill(server.process.processIdentifier, SIGKILL); server.process.waitUntilExit() }
+        // Listed first: a render asks for a placeholder only for a source the index knows.
+        #expect(eventually(within: 10) { ((try? TestClient.get(port: server.port, "/assets"))?.json["total"] as? Int) == 3 })
+        for n in 0..<3 {   // the 64x48 source's centre square, not enlarged
+            let response = try TestClient.get(port: server.port, "/thumbnails/3/b\(n).bmp")
+            #expect(response.status == 200 && response.image == ImageHeader(format: "jpeg", width: 48, height: 48))
+        }
+        // Each render's placeholder, kept just after its answer.
+        var listing: [String: Any] = [:]
+        #expect(eventually(within: 10) {
+            listing = (try? TestClient.get(port: server.port, "/assets"))?.json ?? [:]
+            let items = listing["items"] as? [[String: Any]]
+            return items?.count == 3 && items?.allSatisfy { $0["thumbhash"] is String } == true
+        }, "\(listing)")
+        #expect(server.process.isRunning)
+    }
+
     @Test func theAccessLogWritesOneLinePerRequest() throws {
         let cache = NSTemporaryDirectory() + "thumbd-log-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }

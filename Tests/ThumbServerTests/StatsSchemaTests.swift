@@ -40,6 +40,8 @@ import Testing
         (placeholders.fromRenders, placeholders.backfilled, placeholders.backfillFailed) = (60, 20, 3)
         (placeholders.shrinkMicroseconds, placeholders.encodeMicroseconds, placeholders.storeMicroseconds) = (8000, 4000, 1600)
         placeholders.backfillRenderMicroseconds = 50_000
+        (placeholders.fromPreviews, placeholders.previewsMismatched) = (15, 4)
+        (placeholders.previewReadMicroseconds, placeholders.previewReads) = (30_000, 20)
         var backfill = ThumbhashBackfill.Statistics()
         (backfill.enabled, backfill.running, backfill.passes, backfill.seconds, backfill.renders) = (true, false, 2, 10, 25)
         var video = VideoPosters.Statistics()
@@ -116,12 +118,14 @@ import Testing
         walk(ThumbService.statsSchema, "")
         #expect(statsOnly == ["requests.total", "disk_cache.fault", "renders.latency_ms.p50", "renders.latency_ms.p95",
                               "renders.latency_ms.p99", "library.generation", "library.watch.enabled", "library.watch.limit",
+                              "placeholders.previews_mismatched", "placeholders.preview_ms_mean",
                               "placeholders.shrink_ms_mean", "placeholders.encode_ms_mean", "placeholders.store_ms_mean",
                               "placeholders.backfill.enabled", "placeholders.backfill.passes", "placeholders.backfill.per_second",
                               "placeholders.backfill.ms_per_asset", "video.decoders", "video.in_flight", "node.peers"])
         #expect(metricsOnly == ["thumbd_http_request_duration_seconds", "thumbd_disk_cache_failing", "thumbd_render_duration_seconds",
                                 "thumbd_placeholder_seconds_total{shrink}", "thumbd_placeholder_seconds_total{encode}",
-                                "thumbd_placeholder_seconds_total{store}", "thumbd_placeholder_seconds_total{backfill_render}"])
+                                "thumbd_placeholder_seconds_total{store}", "thumbd_placeholder_seconds_total{preview_read}",
+                                "thumbd_placeholder_seconds_total{backfill_render}"])
     }
 
     /// Each family is declared once: no two with one name and another kind or help.

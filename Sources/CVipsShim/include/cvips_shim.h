@@ -163,6 +163,33 @@ int cvips_render_pixels(const unsigned char *pixels, size_t length, int width, i
                         const cvips_render_options *options, cvips_thumbnail *thumbnail,
                         cvips_failure *failure);
 
+/* What a source's embedded preview gave (cvips_preview_read). */
+typedef enum {
+    CVIPS_PREVIEW_ABSENT = 0,     /* none: no EXIF thumbnail, no HEIF thumbnail item, another
+                                     format, or one that does not decode or is over 1024 px */
+    CVIPS_PREVIEW_MISMATCHED = 1, /* one whose shape is not the photo's: not trusted */
+    CVIPS_PREVIEW_MADE = 2,       /* trusted: `image.placeholder` holds its placeholder image */
+} cvips_preview_status;
+
+/* A source's embedded preview and the placeholder image made from it. Release with
+ * cvips_thumbnail_free(&preview.image). */
+typedef struct {
+    cvips_preview_status status;
+    int photo_width, photo_height;     /* px, the photo as shown (EXIF orientation applied) */
+    int preview_width, preview_height; /* px, the preview as shown; 0 when ABSENT */
+    /* MADE: only the placeholder fields are set (bytes NULL): 8-bit sRGB RGBA, upright. */
+    cvips_thumbnail image;
+} cvips_preview;
+
+/* Reads the embedded preview of the file open on `fd` (the EXIF thumbnail of a JPEG, through
+ * libexif; the thumbnail item of a HEIF, through heifload's `thumbnail`) without decoding the
+ * photo, and when its shape after the photo's orientation is the photo's (each side within 1 px
+ * of the photo's shape scaled to the other), makes the placeholder image of at most `side` x
+ * `side` px from it (cvips_placeholder.c). Returns 0 with `preview` filled (status ABSENT,
+ * MISMATCHED or MADE), or -1 with `failure` filled when the photo's own header cannot be read,
+ * as cvips_header_read fails. */
+int cvips_preview_read(int fd, int side, cvips_preview *preview, cvips_failure *failure);
+
 /* Frees the bytes and the placeholder of a thumbnail made by cvips_render (g_free). */
 void cvips_thumbnail_free(cvips_thumbnail *thumbnail);
 

@@ -100,7 +100,8 @@ extension LibraryIndex {
         }
         guard !upserts.isEmpty || !removed.isEmpty || formatsSettled else { return summary }
         persist(upserts: upserts, removed: removed, formatsSettled: formatsSettled)
-        let moved = state.withLock { s -> Int? in
+        // The generation it moved to (nil: it did not move), and the images listed anew.
+        let (moved, listedAnew) = state.withLock { s -> (Int?, [AssetRecord]) in
             var replaced: [AssetRecord] = [], fresh: [AssetRecord] = []
             for (path, identity, record) in upserts {
                 let old = s.records[path]
@@ -113,15 +114,16 @@ extension LibraryIndex {
             }
             s.headerReads += summary.headerReads
             Self.reorder(&s, removing: replaced, inserting: fresh)
-            guard !replaced.isEmpty || !fresh.isEmpty else { return nil }
+            guard !replaced.isEmpty || !fresh.isEmpty else { return (nil, fresh) }
             s.generation += 1
             s.history.append(ListingChange(
                 generation: s.generation,
                 removed: replaced.map { record in (record, earlierRealPaths.map { $0[record.path] ?? record.path }) },
                 inserted: fresh.map(\.path)))
-            return s.generation
+            return (s.generation, fresh)
         }
         if let moved { for observer in generationObservers.withLock({ $0 }) { observer(moved) } }
+        if !listedAnew.isEmpty, let handler = freshImagesHandler.withLock({ $0 }) { handler(listedAnew) }
         return summary
     }
 

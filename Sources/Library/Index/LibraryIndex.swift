@@ -94,6 +94,8 @@ public final class LibraryIndex: Sendable {
     let scanLock = Mutex(())
     /// Called after each change of `generation` (`onGenerationChange`), outside `state`'s lock.
     let generationObservers = Mutex<[@Sendable (Int) -> Void]>([])
+    /// Told of the images each scan lists anew (`onFreshImages`); nil: no one is.
+    let freshImagesHandler = Mutex<(@Sendable ([AssetRecord]) -> Void)?>(nil)
     /// Whether the index is kept in its database file; false when that file is busy, damaged
     /// beyond removal, not thumbd's or cannot be written: the index then lives in memory for
     /// this run (a restart reads every header again).
@@ -219,6 +221,15 @@ public final class LibraryIndex: Sendable {
     /// Whether listings are whole: false for a fresh index until its first scan ends; an index
     /// loaded from an earlier run is whole at once (rescans then keep it current).
     public var isComplete: Bool { loadedEarlierRecords || completedScans > 0 }
+
+    /// Has `handler` told, after each scan (a rescan or an update) and before `rescan` returns,
+    /// of the images it listed anew: added, or read again with another size or mtime (their
+    /// records as listed now, published: the listing, and `needsThumbhash`, see them). Called on
+    /// the scanning thread, with the scan lock held: it must hand the work elsewhere and return.
+    /// Replaces any handler given before.
+    public func onFreshImages(_ handler: @escaping @Sendable ([AssetRecord]) -> Void) {
+        freshImagesHandler.withLock { $0 = handler }
+    }
 
     /// Brings the index up to date with the disk, reading only new or changed headers.
     @discardableResult

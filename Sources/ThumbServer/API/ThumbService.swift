@@ -20,6 +20,9 @@ public final class ThumbService: HTTPResponder {
     public let index: LibraryIndex
     /// Makes the placeholders no render has made (started by `Thumbd` when `thumbhash_backfill`).
     public let backfill: ThumbhashBackfill
+    /// Makes placeholders from embedded previews as scans list photos (started by `Thumbd` when
+    /// `thumbhash_previews`).
+    public let previews: PreviewPlaceholders
     public let prefetcher: Prefetcher
     /// Prefetch across the cluster's nodes (`configuration.cluster`); nil for a single node.
     let cluster: ClusterPrefetch?
@@ -77,7 +80,8 @@ public final class ThumbService: HTTPResponder {
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
         cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
-        backfill = ThumbhashBackfill(index: index, pipeline: pipeline)
+        previews = PreviewPlaceholders(index: index, placeholders: pipeline.placeholders)
+        backfill = ThumbhashBackfill(index: index, pipeline: pipeline, previews: previews)
         // Answered on the waiters' queue, not on the scan's thread (which holds the scan lock).
         index.onGenerationChange { [weak self] generation in
             self?.listingWaitersQueue.async { [weak self] in self?.handleListingWaiters(.generationMoved(to: generation)) }

@@ -137,6 +137,11 @@ public struct Config: Sendable, Equatable {
     /// (`thumbhash_backfill`; `ThumbhashBackfill`). Off, only renders for clients and prefetch
     /// make them. `true` by default.
     public var thumbhashBackfill = true
+    /// Whether the scans make the placeholders of photos that carry an embedded preview (a
+    /// JPEG's EXIF thumbnail, a HEIF's thumbnail item) from it, without decoding the photo, once
+    /// the listing answers (`thumbhash_previews`; `PreviewPlaceholders`). A preview whose shape
+    /// is not the photo's is not used. `true` by default.
+    public var thumbhashPreviews = true
     /// The cluster's upstream (`peers`): every `server` line of the nginx upstream that hashes
     /// thumbnails to the nodes, each `ADDRESS` or `ADDRESS weight=N` exactly as nginx has it
     /// (nginx hashes the address text; see `ClusterPeers`). A list in the config file;

@@ -165,5 +165,7 @@ struct ConfigOption: Sendable {
                 range: 0...3600),
         .boolean("thumbhash_backfill", \.thumbhashBackfill,
                  "make the listing's placeholders of images not yet rendered, while no client miss or prefetch waits"),
+        .boolean("thumbhash_previews", \.thumbhashPreviews,
+                 "make the listing's placeholders of photos from their embedded previews (EXIF thumbnail, HEIF thumbnail) as scans list them"),
     ]
 }

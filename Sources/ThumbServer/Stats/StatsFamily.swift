@@ -99,10 +99,10 @@ enum StatsFamily {
 
     static let placeholders = MetricFamily("thumbd_placeholders", .gauge, "Listed images by placeholder (thumbhash) state.")
     static let placeholdersMade = MetricFamily("thumbd_placeholders_made_total", .counter,
-                                               "Placeholders made, beside a render or by the backfill.")
+                                               "Placeholders made, beside a render, by the backfill or from an embedded preview.")
     static let placeholderSeconds = MetricFamily(
         "thumbd_placeholder_seconds_total", .counter,
-        "Time spent on placeholders: shrinking renders' pixels, hashing, storing, and the backfill's renders.")
+        "Time spent on placeholders: shrinking renders' pixels, hashing, storing, reading embedded previews, and the backfill's renders.")
     static let backfillRenders = MetricFamily("thumbd_placeholder_backfill_renders_total", .counter,
                                               "Backfill renders run (failed ones included).")
     static let backfillFailed = MetricFamily("thumbd_placeholder_backfill_failed_total", .counter,

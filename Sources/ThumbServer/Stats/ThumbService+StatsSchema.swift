@@ -149,6 +149,11 @@ extension ThumbService {
         },
         .figure("from_renders", StatsFamily.placeholdersMade.sample("by", "render")) { .integer($0.placeholders.fromRenders) },
         .figure("backfilled", StatsFamily.placeholdersMade.sample("by", "backfill")) { .integer($0.placeholders.backfilled) },
+        .figure("from_previews", StatsFamily.placeholdersMade.sample("by", "preview")) { .integer($0.placeholders.fromPreviews) },
+        .statsOnly("previews_mismatched") { .integer($0.placeholders.previewsMismatched) },
+        .statsOnly("preview_ms_mean") { s in
+            .number(Double(s.placeholders.previewReadMicroseconds) / 1000 / Double(max(1, s.placeholders.previewReads)), places: 2)
+        },
         .figure("backfill_failed", StatsFamily.backfillFailed.sample()) { .integer($0.placeholders.backfillFailed) },
         .figure("write_errors", StatsFamily.placeholderWriteErrors.sample()) { .integer($0.indexWriteErrors.placeholders) },
         .statsOnly("shrink_ms_mean") { meanMilliseconds($0, \.shrinkMicroseconds) },
@@ -157,6 +162,7 @@ extension ThumbService {
         .metricsOnly(StatsFamily.placeholderSeconds.sample("step", "shrink")) { seconds($0.placeholders.shrinkMicroseconds) },
         .metricsOnly(StatsFamily.placeholderSeconds.sample("step", "encode")) { seconds($0.placeholders.encodeMicroseconds) },
         .metricsOnly(StatsFamily.placeholderSeconds.sample("step", "store")) { seconds($0.placeholders.storeMicroseconds) },
+        .metricsOnly(StatsFamily.placeholderSeconds.sample("step", "preview_read")) { seconds($0.placeholders.previewReadMicroseconds) },
         .metricsOnly(StatsFamily.placeholderSeconds.sample("step", "backfill_render")) {
             seconds($0.placeholders.backfillRenderMicroseconds)
         },
@@ -175,9 +181,10 @@ extension ThumbService {
         ]),
     ]
 
-    /// A placeholder step's mean per placeholder made (beside a render or by the backfill), ms.
+    /// A placeholder step's mean per placeholder made (beside a render, by the backfill, from a
+    /// preview), ms.
     private static func meanMilliseconds(_ s: StatsSnapshot, _ total: KeyPath<Placeholders.Statistics, Int>) -> StatsValue {
-        let made = max(1, s.placeholders.fromRenders + s.placeholders.backfilled)
+        let made = max(1, s.placeholders.fromRenders + s.placeholders.backfilled + s.placeholders.fromPreviews)
         return .number(Double(s.placeholders[keyPath: total]) / 1000 / Double(made), places: 2)
     }
 

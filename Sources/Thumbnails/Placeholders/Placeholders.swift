@@ -20,16 +20,33 @@ extension LibraryIndex: ThumbhashStore {}
 /// The placeholders the pipeline's renders make (docs/API.md, "Listing": `thumbhash`): the first
 /// render of an asset that has none, at any grid, also shrinks its pixels to at most
 /// `side` x `side` px (no second decode: `RenderRequest.placeholderSide`), and the ThumbHash of
-/// that goes to the store. The backfill (`ThumbhashBackfill`) makes the rest. Counts and costs
+/// that goes to the store. A photo's embedded preview makes one at the scan that lists it
+/// (`PreviewPlaceholders`); the backfill (`ThumbhashBackfill`) makes the rest. Counts and costs
 /// for `/stats` (`placeholders`). Thread-safe: the store is given at init; the counters are behind a `Mutex`.
 public final class Placeholders: Sendable {
     /// The largest side of the image a hash is made from, px: ThumbHash's limit.
     public static let side = ThumbHash.maximumSide
 
+    /// Who made a placeholder.
+    public enum Origin: Sendable {
+        /// A client's or a prefetch's render.
+        case render
+        /// The backfill's render of the whole photo.
+        case backfill
+        /// The file's embedded preview (`PreviewPlaceholders`).
+        case preview
+    }
+
     /// What `/stats` reports.
     public struct Statistics: Sendable, Equatable {
-        /// Placeholders made beside a client's or a prefetch's render, and by the backfill.
-        public var fromRenders = 0, backfilled = 0
+        /// Placeholders made beside a client's or a prefetch's render, by the backfill, and from
+        /// embedded previews.
+        public var fromRenders = 0, backfilled = 0, fromPreviews = 0
+        /// Embedded previews read and not trusted: their shape is not the photo's.
+        public var previewsMismatched = 0
+        /// Reading embedded previews (header, preview, its decode and shrink; hashing and storing
+        /// not included), total, µs; and previews read (any outcome).
+        public var previewReadMicroseconds = 0, previewReads = 0
         /// Backfill renders that failed (the source cannot be rendered: noted, not tried again
         /// until it changes; or could not be read now: tried again at the next pass).
         public var backfillFailed = 0
@@ -62,7 +79,7 @@ public final class Placeholders: Sendable {
     /// Hashes a render's placeholder image and keeps it for `path` at `source`. Returns false
     /// when there was none to keep (not asked for, or libvips could not make it).
     @discardableResult
-    func take(_ image: PlaceholderImage?, for path: DiskPath, source: SourceIdentity, backfill: Bool) -> Bool {
+    func take(_ image: PlaceholderImage?, for path: DiskPath, source: SourceIdentity, from origin: Origin) -> Bool {
         guard let image, let store else { return false }
         let started = DispatchTime.now().uptimeNanoseconds
         guard let hash = try? ThumbHash.encode(width: image.width, height: image.height, rgba: image.rgba) else { return false }
@@ -71,7 +88,11 @@ public final class Placeholders: Sendable {
         store.storeThumbhash(hash, for: path, source: source)
         let stored = Int((DispatchTime.now().uptimeNanoseconds - encoded) / 1000)
         state.withLock { s in
-            if backfill { s.backfilled += 1 } else { s.fromRenders += 1 }
+            switch origin {
+            case .render: s.fromRenders += 1
+            case .backfill: s.backfilled += 1
+            case .preview: s.fromPreviews += 1
+            }
             s.shrinkMicroseconds += image.microseconds
             s.encodeMicroseconds += encode
             s.storeMicroseconds += stored
@@ -96,6 +117,14 @@ public final class Placeholders: Sendable {
 
     func recordBackfillFailure() {
         state.withLock { $0.backfillFailed += 1 }
+    }
+
+    func recordPreviewRead(microseconds: Int, mismatched: Bool) {
+        state.withLock { s in
+            s.previewReads += 1
+            s.previewReadMicroseconds += microseconds
+            if mismatched { s.previewsMismatched += 1 }
+        }
     }
 
     func recordBackfillRender(microseconds: Int) {

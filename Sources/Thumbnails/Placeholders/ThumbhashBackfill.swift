@@ -11,7 +11,8 @@ import Synchronization
 /// generation changes, so an unchanged library is backfilled once, and since made placeholders
 /// (and notes that a source cannot be rendered) are kept in the index, a restart does not redo
 /// them. Each render decodes its source with shrink-on-load into `box` (at most 100x100 px) and
-/// is not cached: only its placeholder is kept.
+/// is not cached: only its placeholder is kept. No pass begins while embedded previews are being
+/// read (`PreviewPlaceholders.isBusy`): a photo with a trusted preview needs no render.
 /// Thread-safe: its state behind one `Mutex`; at most one step is queued or running at a time.
 public final class ThumbhashBackfill: Sendable {
     /// What `/stats` reports of it (`placeholders.backfill_*`).
@@ -28,6 +29,8 @@ public final class ThumbhashBackfill: Sendable {
 
     let index: LibraryIndex
     let pipeline: ThumbnailPipeline
+    /// Whose pending work a pass waits for; nil: none.
+    let previews: PreviewPlaceholders?
     /// The box and fit of its renders: at most `Placeholders.side` px a side.
     public let box: GridSpec
     /// Seconds between looks at the listing's generation while at rest. `2` by default.
@@ -52,10 +55,12 @@ public final class ThumbhashBackfill: Sendable {
     private let state = Mutex(State())
 
     /// Renders into a `Placeholders.side` box with the whole photo at its aspect ratio
-    /// (`contain`), as a render's placeholder is.
-    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, restSeconds: Double = 2) {
+    /// (`contain`), as a render's placeholder is. `previews`: the embedded previews' maker, whose
+    /// pending work a pass waits for; nil: none.
+    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, previews: PreviewPlaceholders? = nil, restSeconds: Double = 2) {
         self.index = index
         self.pipeline = pipeline
+        self.previews = previews
         box = GridSpec(name: "thumbhash", width: Placeholders.side, height: Placeholders.side, fit: .contain)
         self.restSeconds = restSeconds
     }
@@ -81,7 +86,7 @@ public final class ThumbhashBackfill: Sendable {
     }
 
     /// At rest: looks at the listing every `restSeconds`, and starts a pass when it is whole and
-    /// its generation is not the one the last pass saw.
+    /// its generation is not the one the last pass saw, and no embedded preview waits to be read.
     private func rest() {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + restSeconds) { [weak self] in
             self?.wake()
@@ -92,7 +97,8 @@ public final class ThumbhashBackfill: Sendable {
         let generation = index.generation
         let begin = state.withLock { s -> Bool in
             guard !s.stopped, !s.busy else { return false }
-            guard index.isComplete, s.statistics.passes == 0 || s.lastGeneration != generation else { return false }
+            guard index.isComplete, previews?.isBusy != true,
+                  s.statistics.passes == 0 || s.lastGeneration != generation else { return false }
             s.generation = generation
             s.cursor = nil
             s.passStarted = DispatchTime.now().uptimeNanoseconds
@@ -163,7 +169,7 @@ public final class ThumbhashBackfill: Sendable {
         request.placeholderSide = Placeholders.side
         do {
             let thumbnail = try pipeline.renderer.render(request)
-            if !pipeline.placeholders.take(thumbnail.placeholder, for: record.path, source: record.identity, backfill: true) {
+            if !pipeline.placeholders.take(thumbnail.placeholder, for: record.path, source: record.identity, from: .backfill) {
                 pipeline.placeholders.recordBackfillFailure()
             }
         } catch {
