@@ -309,14 +309,7 @@ func waitForFile(_ path: String) throws {
 }
 
 /// Bytes the regular files under `directory` occupy, in allocated blocks as `du` counts them.
-func diskUsage(_ directory: String) -> Int {
-    let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
-    return files.reduce(0) { total, file in
-        var st = stat()
-        guard lstat(directory + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
-        return total + Int(st.st_blocks) * 512
-    }
-}
+func diskUsage(_ directory: String) -> Int { DiskUsage.bytes(under: [directory]) }
 
 /// An array appended to from many threads.
 final class LockedArray<T>: @unchecked Sendable {

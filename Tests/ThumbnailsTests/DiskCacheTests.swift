@@ -15,14 +15,7 @@ import TestSupport
     }
 
     /// Bytes the entry files occupy, counted in 4 KiB blocks like `du`.
-    func bytesOnDisk(_ directory: String) -> Int {
-        let files = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
-        return files.reduce(0) { total, file in
-            var st = stat()
-            guard stat(directory + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
-            return total + Int(st.st_blocks) * 512
-        }
-    }
+    func bytesOnDisk(_ directory: String) -> Int { DiskUsage.bytes(under: [directory]) }
 
     @Test func roundTripsAndSurvivesARestart() throws {
         let dir = TemporaryDirectory()

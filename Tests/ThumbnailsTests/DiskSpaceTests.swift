@@ -136,16 +136,7 @@ import TestSupport
     }
 
     /// Bytes the regular files under `entries/` and `tmp/` occupy (`st_blocks`, as `du`).
-    func bytesOnDisk(_ cache: String) -> Int {
-        ["/entries", "/tmp"].reduce(0) { total, sub in
-            let files = FileManager.default.enumerator(atPath: cache + sub)?.compactMap { $0 as? String } ?? []
-            return files.reduce(total) { total, file in
-                var st = stat()
-                guard lstat(cache + sub + "/" + file, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return total }
-                return total + Int(st.st_blocks) * 512
-            }
-        }
-    }
+    func bytesOnDisk(_ cache: String) -> Int { DiskUsage.cacheBytes(cache) }
 
     /// Feeds `event` (made from the bytes held) to `cache` as its store and probes do.
     func feed(_ cache: DiskCache, _ event: @escaping @Sendable (Int) -> Event) {
