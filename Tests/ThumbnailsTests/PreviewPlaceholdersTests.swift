@@ -1,7 +1,9 @@
+import CLinux
 import Dispatch
 import Foundation
 import Library
 import Rendering
+import Synchronization
 import Testing
 import TestSupport
 @testable import Thumbnails
@@ -51,6 +53,28 @@ import TestSupport
         #expect(index.thumbhash(of: record)?.isEmpty == false)
         #expect(placeholders.statistics.fromPreviews == 1)
         #expect(index.generation == generation)
+    }
+
+    /// Previews are read at a lower CPU priority than the rest of the process (the renders):
+    /// each read sees its thread's nice value 10 above the process's, and the thread the test
+    /// runs on (not a reader's) keeps its own.
+    @Test func previewsAreReadAtALowerCPUPriority() throws {
+        let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg"])
+        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
+        let placeholders = Placeholders(store: index)
+        let seen = Mutex<[Int32]>([])
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, threads: 2) { path, side, expected throws(RenderError) in
+            let nice = clinux_thread_nice()
+            seen.withLock { $0.append(nice) }
+            return try Self.read(path, side, expected)
+        }
+        let before = clinux_thread_nice(), process = clinux_process_nice()
+        previews.start()
+        index.rescan()
+        previews.waitUntilIdle()
+        let reader = min(19, process + PreviewPlaceholders.niceness)
+        #expect(seen.withLock { $0 } == [reader, reader])
+        #expect(clinux_thread_nice() == before)
     }
 
     /// Stopped (the server shutting down), it writes nothing more to the index.

@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Foundation
 import Library
@@ -14,7 +15,8 @@ import Synchronization
 /// does not change). A photo without a trusted preview is left to the backfill, which starts no
 /// pass while previews are pending (`isBusy`). Unlike the backfill it does not wait for clients
 /// to rest (the placeholders are wanted while a client browses), so it takes half the cores
-/// (`threads`), leaving the rest to the renders of a client browsing meanwhile.
+/// (`threads`), on threads of its own at a lower CPU priority (`niceness`): the renders of a
+/// client browsing meanwhile come first, and an idle server reads previews at full speed.
 /// Thread-safe: its counts behind one `Mutex`; batches run one after another on `queue`.
 public final class PreviewPlaceholders: Sendable {
     /// Reads `path`'s embedded preview if it is still the file of identity `expected`
@@ -26,6 +28,11 @@ public final class PreviewPlaceholders: Sendable {
     let read: Read
     /// Previews read at once: half the cores, at least one, by default.
     let threads: Int
+    /// How much nicer than the process (its main thread, as the render workers are) the threads
+    /// that read previews are (setpriority(2), per thread; at most 19): 10, as background
+    /// indexers run, so that the kernel gives the render workers about ten times their share of
+    /// a busy core.
+    public static let niceness: Int32 = 10
     private let queue = DispatchQueue(label: "thumbd.preview-placeholders", qos: .utility)
     /// Images handed over and not yet looked at.
     private let pending = Atomic(0)
@@ -64,15 +71,25 @@ public final class PreviewPlaceholders: Sendable {
         guard !records.isEmpty else { return }
         pending.add(records.count, ordering: .releasing)
         queue.async { [self] in
+            // Threads of the batch's own, not Dispatch's pool: a nice value set on a pool thread
+            // would stay with the work it runs next, and could not be raised back unprivileged.
             let next = Atomic(0)
-            DispatchQueue.concurrentPerform(iterations: min(threads, records.count)) { _ in
-                while true {
-                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard i < records.count else { break }
-                    make(records[i])
-                    pending.subtract(1, ordering: .releasing)
-                }
+            let done = DispatchGroup()
+            let nice = min(19, clinux_process_nice() + Self.niceness)
+            for _ in 0..<min(threads, records.count) {
+                done.enter()
+                Thread { [self] in
+                    _ = clinux_thread_set_nice(nice)
+                    while true {
+                        let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                        guard i < records.count else { break }
+                        make(records[i])
+                        pending.subtract(1, ordering: .releasing)
+                    }
+                    done.leave()
+                }.start()
             }
+            done.wait()
         }
     }
 
