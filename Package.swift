@@ -62,6 +62,7 @@ let package = Package(
         // ThreadSanitizer builds (`-DTHUMBD_TSAN`), a `Mutex` on pthread_mutex that TSan
         // understands, in place of Synchronization's (futexes TSan cannot see).
         .target(name: "Locking"),
+        .target(name: "Console"),
         // HTTP/1.1 parser, serializer, RFC 9110 list scanning and the socket server (epoll event
         // loops; Dispatch for accepting and timers). Knows nothing of thumbnails.
         .target(name: "HTTP", dependencies: ["CLinux", "Locking"]),
@@ -73,17 +74,17 @@ let package = Package(
         // The photo library: which files are assets and how a URL's path reaches one (resolve),
         // the listing index (headers read once, persisted in SQLite) and the inotify watch that
         // tells a memoised URL nothing changed. Reads sources' headers, never renders.
-        .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux", "Locking"]),
+        .target(name: "Library", dependencies: ["Rendering", "CSQLite", "CLinux", "Locking", "Console"]),
         // A resolved asset → its thumbnail: cache key, memory and disk caches, render scheduler,
         // coalescing pipeline, prefetch, the placeholders renders make and their backfill.
-        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "ThumbHash", "CXXHash", "CLinux", "Locking"]),
+        .target(name: "Thumbnails", dependencies: ["Library", "Rendering", "ThumbHash", "CXXHash", "CLinux", "Locking", "Console"]),
         // The route table, URL ⇄ request, path resolution, ETag/304, errors ⇄ status, /stats; the
         // config (file + environment + flags, mapped to each subsystem) and the wiring of a whole
         // server (`Thumbd`), which the end-to-end tests build without a process; signed thumbnail
         // URLs and client keys (through CCryptoShim).
         // The gallery at `/` is files in Sources/ThumbServer/Gallery/, embedded in the binary at
         // build (SwiftPM's `PackageResources`: byte arrays, no file read at run time).
-        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster", "CBuildInfo"],
+        .target(name: "ThumbServer", dependencies: ["HTTP", "Library", "Thumbnails", "Locking", "CCryptoShim", "Cluster", "CBuildInfo", "Console"],
                 resources: [
                     .embedInCode("Gallery/gallery.html"), .embedInCode("Gallery/gallery.css"),
                     .embedInCode("Gallery/gallery-placeholder.js"), .embedInCode("Gallery/gallery-grid.js"),
@@ -93,7 +94,7 @@ let package = Package(
         // Several nodes behind nginx's consistent hash: which node nginx sends a key to (`PeerRing`).
         .target(name: "Cluster", dependencies: ["CZlib", "Locking"]),
         // The executable only: main, SIGINT/SIGTERM, exit status (config and wiring are ThumbServer's).
-        .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering"]),
+        .executableTarget(name: "thumbd", dependencies: ["ThumbServer", "Rendering", "Console"]),
         // The client library for apps (docs/client.md): the listing, thumbnails with their
         // placeholder first, prefetch and the preheat rule, `/stats`. Foundation (URLSession;
         // FoundationNetworking on Linux) and ThumbHash only, so it builds for iOS and macOS too.

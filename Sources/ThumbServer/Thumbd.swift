@@ -1,3 +1,4 @@
+import Console
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -104,9 +105,9 @@ public final class Thumbd: Sendable {
         accessLog.reopen()
     }
 
-    /// One line on stderr, `thumbd: ` first.
+    /// One line on stderr, `thumbd: ` first (`Console.warn`).
     public static func warn(_ message: String) {
-        FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
+        Console.warn(message)
     }
 
     /// The start-up line about descriptors: the limit (and that it was raised), how it is shared out.

@@ -1,3 +1,4 @@
+import Console
 import Dispatch
 import Foundation
 import Library
@@ -41,7 +42,7 @@ extension DiskCache {
 
     /// The default `warn`: one line on stderr, `thumbd: ` first.
     public static let standardErrorWarning: @Sendable (String) -> Void = { message in
-        FileHandle.standardError.write(Data(("thumbd: " + message + "\n").utf8))
+        Console.warn(message)
     }
 
     /// Checks that the cache directory, `entries/` and `tmp/` are the ones claimed, and when one

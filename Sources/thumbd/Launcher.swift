@@ -1,3 +1,4 @@
+import Console
 import Dispatch
 import Foundation
 import Rendering
@@ -22,7 +23,7 @@ enum Launcher {
         let config: Config
         switch outcome {
         case .help(let text):
-            FileHandle.standardOutput.write(Data(text.utf8))
+            Console.write(text, to: .standardOutput)
             exit(0)
         case .run(let c):
             config = c
@@ -41,7 +42,7 @@ enum Launcher {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
-                FileHandle.standardOutput.write(Data("thumbd: stopping\n".utf8))
+                Console.write("thumbd: stopping\n", to: .standardOutput)
                 thumbd.shutdown { exit(0) }
             }
             source.resume()
@@ -72,22 +73,22 @@ enum Launcher {
                 fail(error.description)
             }
             let host = config.host.contains(":") ? "[\(config.host)]" : config.host   // IPv6 (RFC 3986 §3.2.2)
-            FileHandle.standardOutput.write(Data(("thumbd: serving \(thumbd.service.library.root) on http://\(host):\(port)/ "
-                  + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n").utf8))
-            FileHandle.standardOutput.write(Data(("thumbd: " + thumbd.descriptorSummary + "\n").utf8))
+            Console.write("thumbd: serving \(thumbd.service.library.root) on http://\(host):\(port)/ "
+                          + "(cache \(config.cacheDirectory)); try /thumbnails/3/<photo> and /stats\n", to: .standardOutput)
+            Console.write("thumbd: " + thumbd.descriptorSummary + "\n", to: .standardOutput)
         }
     }
 
     /// `thumbd sign …` (`SignCommand`): prints the signed URL and exits 0, or the reason and 2.
     static func sign(_ arguments: [String]) -> Never {
         if arguments.contains("--help") {
-            FileHandle.standardOutput.write(Data((SignCommand.usage + "\n").utf8))
+            Console.write(SignCommand.usage + "\n", to: .standardOutput)
             exit(0)
         }
         do {
             let url = try SignCommand.url(arguments: arguments, environment: ProcessInfo.processInfo.environment,
                                           now: Int(Date().timeIntervalSince1970))
-            FileHandle.standardOutput.write(Data((url + "\n").utf8))
+            Console.write(url + "\n", to: .standardOutput)
             exit(0)
         } catch {
             fail(error.description)
@@ -95,7 +96,7 @@ enum Launcher {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("thumbd: \(message)\n".utf8))
+        Console.warn(message)
         exit(2)
     }
 }

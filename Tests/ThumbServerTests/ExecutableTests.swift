@@ -260,6 +260,29 @@ import TestSupport
         #expect(server.process.isRunning)
     }
 
+    /// A log line that cannot be written is lost, not fatal: with stdout and stderr pipes whose
+    /// readers went away (as journald's streams after journald restarts), a reload (which logs
+    /// to stderr) and a stop (which logs "stopping" to stdout) go on, and it exits 0.
+    @Test func aLogThatCannotBeWrittenDoesNotStopTheServer() throws {
+        let cache = NSTemporaryDirectory() + "thumbd-exe-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let errors = Pipe()
+        let server = try launch(library: Paths.fixturePhotos, cache: cache, standardError: errors.fileHandleForWriting)
+        defer { if server.process.isRunning { kill(server.process.processIdentifier, SIGKILL) } }
+        try errors.fileHandleForWriting.close()   // the server's copy stays open
+        try errors.fileHandleForReading.close()
+        try server.output.fileHandleForReading.close()
+        kill(server.process.processIdentifier, SIGHUP)
+        #expect(eventually(within: 5) { (try? TestClient.get(port: server.port, "/healthz").status) == 200 })
+        usleep(300_000)   // the reload's line has been written (and lost) by now
+        #expect(server.process.isRunning)
+        #expect(try TestClient.get(port: server.port, "/thumbnails/3/Landscape_1.jpg").status == 200)
+        kill(server.process.processIdentifier, SIGTERM)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .exit && server.process.terminationStatus == 0,
+                "ended by \(server.process.terminationReason == .exit ? "exit" : "signal") \(server.process.terminationStatus)")
+    }
+
     @Test func theAccessLogWritesOneLinePerRequest() throws {
         let cache = NSTemporaryDirectory() + "thumbd-log-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }

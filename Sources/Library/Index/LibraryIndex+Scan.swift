@@ -1,3 +1,4 @@
+import Console
 import Dispatch
 import Foundation
 import Rendering
@@ -162,8 +163,8 @@ extension LibraryIndex {
         }
         for failure in fresh {
             let name = failure.path.bytes.isEmpty ? "the library root" : "'\(failure.path)'"
-            FileHandle.standardError.write(Data(("thumbd: library: \(name) could not be read (\(failure.why)); "
-                + "it is tried again at each scan, and what was listed stays listed\n").utf8))
+            Console.warn("library: \(name) could not be read (\(failure.why)); "
+                + "it is tried again at each scan, and what was listed stays listed")
         }
     }
 
