@@ -24,7 +24,7 @@ import TestSupport
     }
 
     static func entry(_ record: HTTPExchangeRecord, trusting proxies: [String] = ["10.0.0.0/8"], offset: Int = 3600) throws -> AccessLogEntry {
-        let client = try TrustedProxies(proxies).client(peer: record.peer, forwardedFor: record.requestHeaders["X-Forwarded-For"])
+        let client = try TrustedProxies(proxies).client(peer: record.peer, headers: record.requestHeaders)
         return AccessLogEntry(exchange: record, client: client, time: time, utcOffsetSeconds: offset)
     }
 
@@ -124,6 +124,20 @@ import TestSupport
     func theClientIsTheFirstUntrustedAddressFromTheRight(peer: String, forwardedFor: String?, client: String) throws {
         let proxies = try TrustedProxies(["10.0.0.0/8", "::1"])
         #expect(proxies.client(peer: IPAddress(peer), forwardedFor: forwardedFor)?.description == client)
+    }
+
+    /// Several `X-Forwarded-For` lines are one list, in order (RFC 9110 §5.3): the client's own
+    /// first line cannot win over the line a trusted proxy appended.
+    @Test func everyForwardedForLineIsRead() throws {
+        let proxies = try TrustedProxies(["127.0.0.1"])
+        let headers = HTTPHeaders([("X-Forwarded-For", "1.2.3.4"), ("Accept", "*/*"), ("x-forwarded-for", "5.6.7.8")])
+        #expect(proxies.client(peer: IPAddress("127.0.0.1"), headers: headers)?.description == "5.6.7.8")
+        var parser = HTTPRequestParser()   // headers as received (bytes, looked up lazily)
+        parser.append(contentsOf: Array(("GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 1.2.3.4\r\n"
+                                         + "X-Forwarded-For: 5.6.7.8, 9.9.9.9\r\n\r\n").utf8))
+        let received = try #require(try parser.nextRequest())
+        #expect(proxies.client(peer: IPAddress("127.0.0.1"), headers: received.headers)?.description == "9.9.9.9")
+        #expect(proxies.client(peer: IPAddress("127.0.0.1"), headers: HTTPHeaders())?.description == "127.0.0.1")
     }
 
     @Test func accessLogTakesItsWordsAndTheOldBooleans() throws {

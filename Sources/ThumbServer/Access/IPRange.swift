@@ -77,6 +77,15 @@ struct TrustedProxies: Sendable, Equatable {
     /// (each proxy appends the address it heard from), the first one not trusted. When every
     /// address is trusted, the leftmost; an entry that is not an address stops the walk at the
     /// last address read (a trusted proxy's, so a client cannot pose as another by sending junk).
+    /// The client of a request from `peer` with `headers`: `client(peer:forwardedFor:)` of
+    /// every `X-Forwarded-For` line, combined in order as one list (RFC 9110 §5.3), so that a
+    /// proxy that appends a line of its own (HAProxy's `option forwardfor`) is read, not a
+    /// first line the client wrote.
+    func client(peer: IPAddress?, headers: HTTPHeaders) -> IPAddress? {
+        let lines = headers.values("X-Forwarded-For")
+        return client(peer: peer, forwardedFor: lines.isEmpty ? nil : lines.joined(separator: ","))
+    }
+
     func client(peer: IPAddress?, forwardedFor: String?) -> IPAddress? {
         guard let peer, trusts(peer), let forwardedFor else { return peer }
         var client = peer

@@ -69,8 +69,7 @@ final class AccessLog: Sendable {
         let (time, offset) = clock()
         queue.async { [self] in
             dispatchPrecondition(condition: .onQueue(queue))
-            let client = settings.trustedProxies.client(peer: exchange.peer,
-                                                        forwardedFor: exchange.requestHeaders["X-Forwarded-For"])
+            let client = settings.trustedProxies.client(peer: exchange.peer, headers: exchange.requestHeaders)
             let entry = AccessLogEntry(exchange: exchange, client: client, time: time, utcOffsetSeconds: offset)
             guard let line = settings.format.line(entry) else { return }
             Self.writeAll(Array(line.utf8), to: destination.fd)
