@@ -147,5 +147,10 @@ import TestSupport
                     #"[{"id": "a", "sha256": "\#(digest)"}, {"id": "a", "sha256": "\#(digest)"}]"#, #"{"id": "a"}"#] {
             #expect(throws: ConfigError.self, "\(bad)") { try load(bad) }
         }
+        // One key under two ids would reach the folder of whichever entry came last.
+        #expect(throws: ConfigError("client keys 'a' and 'b' in \(file) have the same sha256: one key can have one prefix "
+                                    + "and one expiry; give each client its own key")) {
+            try load(#"[{"id": "a", "sha256": "\#(digest)", "prefix": "cameras"}, {"id": "b", "sha256": "\#(digest)"}]"#)
+        }
     }
 }

@@ -26,7 +26,7 @@ public struct ClientKey: Sendable, Equatable {
     /// The keys of the config file's `client_keys` array.
     /// - Throws: `ConfigError` naming the entry for a key that is not an object of `id`, `sha256`,
     ///   `prefix` and `expires`, an id that is not 1 to 64 of letters, digits, `-`, `.` and `_` or
-    ///   that repeats, a `sha256` that is not 64 hex digits, a `prefix` that is absolute or holds
+    ///   that repeats, a `sha256` that is not 64 hex digits or that another entry has, a `prefix` that is absolute or holds
     ///   `.`, `..` or empty names, or an `expires` that is not an ISO 8601 time with an offset.
     static func keys(from value: Any, path: String) throws(ConfigError) -> [ClientKey] {
         let shape = "an array of {\"id\", \"sha256\", \"prefix\", \"expires\"} objects"
@@ -46,6 +46,12 @@ public struct ClientKey: Sendable, Equatable {
             guard let hex = item["sha256"] as? String, hex.utf8.count == 64, let digest = Crypto.bytes(hex: hex) else {
                 throw ConfigError("client key '\(id)' needs sha256: the 64 hex digits of SHA-256 of the key "
                     + "(printf %s KEY | sha256sum), not the key itself")
+            }
+            // One key, one scope: a second entry for the same key would silently decide which
+            // folder it reaches (the last one read won).
+            if let same = keys.first(where: { $0.sha256 == digest }) {
+                throw ConfigError("client keys '\(same.id)' and '\(id)' in \(path) have the same sha256: one key can have "
+                    + "one prefix and one expiry; give each client its own key")
             }
             var key = ClientKey(id: id, sha256: digest)
             if let prefix = item["prefix"] {
