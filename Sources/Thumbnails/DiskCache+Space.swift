@@ -79,12 +79,29 @@ extension DiskCache {
     @discardableResult
     public func checkSpace() -> String? {
         ThreadRole.assertNot(.eventLoop, "DiskCache.checkSpace blocks on file I/O")
-        guard let reading = Self.readSpace(directory) else { return index.withLock { $0.space.fault } }
+        guard var reading = Self.readSpace(directory) else { return index.withLock { $0.space.fault } }
+        // A file system the kernel turned read-only after an error (ext4's errors=remount-ro:
+        // `emergency_ro`) is still mounted read-write as statvfs reads it, while every write
+        // fails with EROFS: a read-only tier is writable again when a file can be made.
+        if !reading.readOnly, index.withLock({ if case .readOnly = $0.space.state { true } else { false } }) {
+            reading.readOnly = !canMakeAFile()
+        }
         let (work, fault) = index.withLock { state in
             (handleSpace({ .probed(reading, held: $0) }, in: &state), state.space.fault)
         }
         perform(work)
         return fault
+    }
+
+    /// Whether a file can be made in `tmp/` (made empty and unlinked at once, a name of this
+    /// process's own): false only for EROFS; another failure is left to the writes to report.
+    func canMakeAFile() -> Bool {
+        let path = temporaryDirectory + "/\(getpid())-probe.tmp"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0 { return errno != EROFS }
+        close(fd)
+        unlink(path)
+        return true
     }
 
     /// Arms the probe (a Dispatch timer on a global queue, never an event loop) unless armed.

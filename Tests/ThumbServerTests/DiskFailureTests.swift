@@ -290,6 +290,64 @@ extension DiskFailureTests {
     }
 }
 
+/// A file system the kernel turns read-only after an error: ext4 with `errors=remount-ro` on a
+/// loop device, its error triggered through sysfs (`trigger_fs_error`). It stays mounted
+/// read-write as statvfs reads it (`emergency_ro`), while every write fails with EROFS.
+extension DiskFailureTests {
+    final class FailingExt4 {
+        let path = NSTemporaryDirectory() + "thumbd-ext4-\(UUID().uuidString)"
+        var image: String { path + ".img" }
+
+        init() throws {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try SmallFileSystem.run("/usr/bin/truncate", ["-s", "24M", image])
+            try SmallFileSystem.run("/sbin/mkfs.ext4", ["-q", "-F", image])
+            try SmallFileSystem.run("/bin/mount", ["-o", "loop,errors=remount-ro", image, path])
+        }
+
+        /// Makes the kernel meet an error on it, as a failing disk does.
+        func fail() throws {
+            let mounts = try String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)
+            var device: String?
+            for line in mounts.split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                if fields.count > 1 && String(fields[1]) == path { device = String(fields[0]) }
+            }
+            let source = try #require(device, "\(path) is not mounted")
+            let name = source.split(separator: "/").last.map(String.init) ?? source
+            try Data("1".utf8).write(to: URL(fileURLWithPath: "/sys/fs/ext4/\(name)/trigger_fs_error"))
+        }
+
+        deinit {
+            try? SmallFileSystem.run("/bin/umount", ["-l", path])
+            try? FileManager.default.removeItem(atPath: image)
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// The fault lasts while no file can be made, whatever statvfs says: it does not end at the
+    /// next probe, to begin again at the next write (one line each way, flapping).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/sbin/mkfs.ext4")
+                   && FileManager.default.fileExists(atPath: "/sys/fs/ext4"), "needs mkfs.ext4 and ext4's sysfs"))
+    func aDiskTheKernelTurnedReadOnlyStaysAFault() throws {
+        let disk = try FailingExt4()
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20)
+        #expect(try server.render("/thumbnails/3/\(encodePath(Self.photos[0]))").headers["X-Cache"] == "MISS")
+        #expect(try server.stat("disk_cache", "entries") == 1)
+        try disk.fail()
+        #expect(try server.render("/thumbnails/5/\(encodePath(Self.photos[0]))").status == 200)
+        #expect(try server.stat("disk_cache", "write_errors") == 1)
+        for _ in 0..<3 {   // each call probes the file system first
+            let health = server.respond("GET", "/healthz")
+            #expect(health.status == 503, "\(String(decoding: health.body, as: UTF8.self))")
+        }
+        #expect(try server.render("/thumbnails/5/\(encodePath(Self.photos[1]))").status == 200)
+        #expect(try server.stat("disk_cache", "space_faults") == 1)
+        #expect(try server.stat("disk_cache", "entries") == 1)
+        withExtendedLifetime(disk) {}
+    }
+}
+
 /// The disk tier alone on a tmpfs turned read-only while it is at its limit: a write must evict
 /// first, and its victims' unlinks fail with EROFS.
 extension DiskFailureTests {
