@@ -135,6 +135,7 @@ struct DiskSpace: Sendable, Equatable {
                 }
                 let lowered = full.limit
                 full.limit = Self.blocksDown(max(0, fits))
+                full.free = reading.free   // what the fault says is the file system now
                 state = .full(full)
                 return full.limit < lowered ? [.evict(toLimit: full.limit)] : []
             }

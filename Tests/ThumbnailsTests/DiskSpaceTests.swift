@@ -51,8 +51,10 @@ import TestSupport
              fault: "(2000 bytes free); its limit is lowered to 409600 of"),
         // A probe with nothing changed.
         Step(event: probe(free: 2_000, held: 409_600), at: 4, effects: [], limit: 409_600, fault: "full"),
-        // Another program freed 300,000 bytes: up by as much (in whole blocks), nothing to do.
-        Step(event: probe(free: 302_000, held: 409_600), at: 5, effects: [], limit: 708_608, fault: "full"),
+        // Another program freed 300,000 bytes: up by as much (in whole blocks), nothing to do;
+        // the fault tells the bytes free now.
+        Step(event: probe(free: 302_000, held: 409_600), at: 5, effects: [], limit: 708_608,
+             fault: "its file system is full (302000 bytes free); its limit is lowered to 708608 of"),
         // The tier's own writes take free bytes as they add held ones: the limit stays.
         Step(event: probe(free: 105_392, held: 606_208), at: 6, effects: [], limit: 708_608, fault: "full"),
         // Another program took 100,000: the limit follows, down, and evicts.
