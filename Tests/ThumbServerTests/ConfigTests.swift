@@ -53,6 +53,22 @@ import Thumbnails
         #expect(refusal(["--library", library, "--port", "70000"])?.contains("--port 70000") == true)
         #expect(refusal(["--library", library, "--no-such-flag", "1"])?.hasPrefix("unknown option --no-such-flag") == true)
         #expect(refusal([]) == "no library: give --library DIR (or THUMBD_LIBRARY, or 'library' in the config file)")
+        // As a start would refuse them, before anything is made.
+        #expect(refusal(["--library", library, "--cache-dir", library + "/cache"])
+                == "cache_dir \(library)/cache is inside the library \(library): choose a cache_dir outside the library")
+        let above = (library as NSString).deletingLastPathComponent
+        #expect(refusal(["--library", library, "--cache-dir", above])
+                == "cache_dir \(above) contains the library \(library): choose a cache_dir outside the library")
+        #expect(refusal(["--library", library, "--access-log", "combined", "--access-log-file", "/nonexistent-thumbd/dir/a.log"])
+                == "access_log_file /nonexistent-thumbd/dir/a.log cannot be made: /nonexistent-thumbd/dir is not a directory")
+        #expect(refusal(["--library", library, "--cache-dir", library + "/Landscape_1.jpg/cache"])?
+                    .hasPrefix("cache_dir \(library)/Landscape_1.jpg/cache is inside the library") == true)
+        #expect(refusal(["--library", library, "--cache-dir", "/etc/hostname/cache"])
+                == "cache_dir /etc/hostname/cache cannot be made: /etc/hostname is not a directory")
+        #expect(!FileManager.default.fileExists(atPath: library + "/cache"))
+        guard case .help(let v6) = try ConfigLoader.load(arguments: ["--check-config", "--library", library, "--host", "::1",
+                                                                      "--port", "9000"], environment: [:]) else { return }
+        #expect(v6.hasSuffix(", [::1]:9000)\n"))
     }
 
     @Test func eachSubsystemGetsItsKeys() {

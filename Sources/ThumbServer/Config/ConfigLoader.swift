@@ -1,5 +1,6 @@
 import Foundation
 import Rendering
+import Thumbnails
 
 /// A configuration that cannot be used, in one sentence naming the key, flag or path.
 public struct ConfigError: Error, Sendable, CustomStringConvertible, Equatable {
@@ -64,8 +65,11 @@ public enum ConfigLoader {
 
     /// `--check-config`, as `nginx -t`: what a start would find wrong before it binds or makes
     /// anything, beyond the values themselves (checked by `load`): the library must be a
-    /// directory this process may read and search. Returns the line to print.
-    /// - Throws: `ConfigError` naming the library when it is not.
+    /// directory this process may read and search; the cache directory apart from it
+    /// (`CacheDirectory.overlap`, the start's own rule) and writable, or makeable where it would
+    /// be made; `access_log_file` writable, or makeable. Nothing is made. Returns the line to
+    /// print.
+    /// - Throws: `ConfigError` with the start's sentence for the first of these that fails.
     static func checked(_ config: Config) throws(ConfigError) -> String {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: config.library, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -74,8 +78,39 @@ public enum ConfigLoader {
         guard access(config.library, R_OK | X_OK) == 0 else {
             throw ConfigError("library \(config.library) cannot be read by this user")
         }
+        let root = URL(fileURLWithPath: config.library).resolvingSymlinksInPath().path
+        if let overlap = CacheDirectory.overlap(cache: config.cacheDirectory, library: root) {
+            throw ConfigError(overlap + ": choose a cache_dir outside the library")
+        }
+        if let why = Self.unwritable(config.cacheDirectory, makesParents: true) {
+            throw ConfigError("cache_dir \(config.cacheDirectory) \(why)")
+        }
+        if !config.accessLogFile.isEmpty, let why = Self.unwritable(config.accessLogFile, makesParents: false) {
+            throw ConfigError("access_log_file \(config.accessLogFile) \(why)")
+        }
+        let host = config.host.contains(":") ? "[\(config.host)]" : config.host   // IPv6 (RFC 3986 §3.2.2)
         return "thumbd: the configuration is valid (library \(config.library), cache_dir \(config.cacheDirectory), "
-            + "\(config.host):\(config.port))\n"
+            + "\(host):\(config.port))\n"
+    }
+
+    /// Why `path` could not be written by this process, or made where it would be: nil when it
+    /// can. Looks, makes nothing: the path itself when it exists; else the directory it would be
+    /// made in (`makesParents`: the nearest one above it that exists, as a cache directory's
+    /// parents are made; else its own, as a log file's are not).
+    static func unwritable(_ path: String, makesParents: Bool) -> String? {
+        let target = URL(fileURLWithPath: path).standardizedFileURL
+        if FileManager.default.fileExists(atPath: target.path) {
+            return access(target.path, W_OK) == 0 ? nil : "cannot be written by this user"
+        }
+        var parent = target.deletingLastPathComponent()
+        while makesParents && !FileManager.default.fileExists(atPath: parent.path) && parent.path != "/" {
+            parent.deleteLastPathComponent()
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return "cannot be made: \(parent.path) is not a directory"
+        }
+        return access(parent.path, W_OK) == 0 ? nil : "cannot be made: \(parent.path) cannot be written by this user"
     }
 
     /// The `--help` text: usage, then every option with its default.
@@ -106,8 +141,9 @@ public enum ConfigLoader {
         ("-h, --help", "print this and exit"),
         ("-V, --version", "print the version, the git commit and the libvips and FFmpeg versions, and exit"),
         ("--help-markdown", "print the options as the Markdown table of docs/configuration.md and exit"),
-        ("--check-config", "check the configuration (file, environment, flags) and that the library is a readable directory, "
-            + "as nginx -t: print that it is valid and exit 0, or the one sentence of what is wrong and exit 2"),
+        ("--check-config", "check the configuration (file, environment, flags), that the library is a readable directory and "
+            + "the cache and access log can be written, as nginx -t: print that it is valid and exit 0, or the one sentence "
+            + "of what is wrong and exit 2"),
     ]
 
     private struct Flag { let name: String; let value: String? }
