@@ -106,7 +106,7 @@ let package = Package(
         // temporary directory, the fixture photos, the inotify watches the kernel lists.
         .target(name: "TestSupport", dependencies: ["Rendering"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "CLinux", "TestSupport", "Locking"]),
-        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "TestSupport", "Locking"]),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "ThumbHash", "TestSupport", "Locking"]),
         .testTarget(name: "ThumbHashTests", dependencies: ["ThumbHash"]),
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.

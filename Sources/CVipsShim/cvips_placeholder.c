@@ -3,11 +3,12 @@
  * ThumbHash (Sources/ThumbHash).
  *
  * Why this exists: the placeholder must cost no second decode of the source, so it is made here
- * from pixels the render has decoded anyway, which never leave C: the whole picture when the
- * render holds it (a `contain` grid's thumbnail, an ImageMagick load, a video's frame), else the
- * `cover` thumbnail, the centre square (a second decode for the whole photo would cost as much
- * as the render: docs/performance.md). A failure to make it never fails the render (the
- * thumbnail is what the client asked for).
+ * from pixels the render has decoded anyway, which never leave C: the whole picture (a
+ * `contain` grid's thumbnail, an ImageMagick load, a video's frame, a square `cover` grid's
+ * covering image before its crop: cvips_render.c), else the `cover` thumbnail, the centre
+ * square (a render from another thumbnail, a cover box that is not square; a second decode for
+ * the whole photo would cost as much as the render: docs/performance.md). A failure to make it
+ * never fails the render (the thumbnail is what the client asked for).
  */
 #include <string.h>
 

@@ -19,7 +19,9 @@ public struct RenderRequest: Sendable {
     /// may go through symlinks.
     public var expectedSource: SourceIdentity?
     /// Also make a placeholder image of at most this many px a side (`Thumbnail.placeholder`),
-    /// shrunk from the rendered pixels, not decoded again; `0` (default): none.
+    /// shrunk from the rendered pixels, not decoded again, of the whole picture (a square
+    /// `cover` grid's covering image before its crop, the thumbnail's bytes unchanged; from a
+    /// donor thumbnail or a cover box that is not square, the centre crop); `0` (default): none.
     public var placeholderSide = 0
 
     /// A request for the source at `source`; the other parameters are the fields of the same names.

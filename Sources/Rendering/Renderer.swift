@@ -85,7 +85,7 @@ public struct Renderer: Sendable {
             width: Int32(spec.width), height: Int32(spec.height), crop: 1, format: format.shimFormat,
             quality: Int32(min(100, max(1, request.quality))),
             png_compression: Int32(min(9, max(0, pngCompression))), colour_transform: 0,
-            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)), source_width: 0, source_height: 0)
         var output = cvips_thumbnail()
         defer { cvips_thumbnail_free(&output) }
         var failure = cvips_failure()
@@ -105,7 +105,8 @@ public struct Renderer: Sendable {
             quality: Int32(min(100, max(1, request.quality))),
             png_compression: Int32(min(9, max(0, pngCompression))),
             colour_transform: info.needsColourTransform ? 1 : 0,
-            placeholder_side: Int32(clamping: max(0, request.placeholderSide)))
+            placeholder_side: Int32(clamping: max(0, request.placeholderSide)),
+            source_width: Int32(clamping: info.displayWidth), source_height: Int32(clamping: info.displayHeight))
     }
 
     /// Reads the header of the file at `path` without decoding pixels.

@@ -24,12 +24,15 @@ extension ThumbnailPipeline {
                                           maxPixels: configuration.maxSourcePixels,
                                           expectedSource: request.key.source)
         renderRequest.placeholderSide = placeholders.side(for: request.key)
-        // From a cached larger grid when one gives the same picture (a placeholder still wanted
-        // is then made from the donor's pixels); from the source otherwise (also when that
+        // From a cached larger grid when one gives the same picture, with no placeholder (the
+        // donor holds its own box, and a placeholder is of the whole photo: a later render of
+        // the source or the backfill makes it); from the source otherwise (also when that
         // fails: the donor is only ever a shortcut).
         var derived: Thumbnail?
         if let donor = derivationDonor(for: request.key) {
-            do { derived = try renderer.render(from: donor, renderRequest) } catch { renderStatistics.recordDeriveFallback() }
+            var fromDonor = renderRequest
+            fromDonor.placeholderSide = 0
+            do { derived = try renderer.render(from: donor, fromDonor) } catch { renderStatistics.recordDeriveFallback() }
         }
         let result = derived.map { .success($0) } ?? Result { () throws(RenderError) in try renderer.render(renderRequest) }
         let milliseconds = Double(clock.now() &- started) / 1e6

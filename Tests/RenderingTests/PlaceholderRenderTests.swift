@@ -45,25 +45,33 @@ import Testing
         #expect(differences.max() ?? 255 <= 1, "a channel \(differences.max() ?? 255) levels from vips thumbnail_image's")
     }
 
-    @Test func coverGridGivesItsSquare() throws {
-        let placeholder = try #require(try render("Landscape_1.jpg", grid: "3").placeholder)
-        #expect((placeholder.width, placeholder.height) == (100, 100))
+    @Test func coverGridGivesTheWholePhotoNotItsSquare() throws {
+        // 1800x1200 at grid 3 (393 cover): the covering 590x393 before the crop; in 100x100:
+        // 100 x 393 * 100 / 590 = 66.6 -> 67.
+        let thumbnail = try render("Landscape_1.jpg", grid: "3")
+        #expect((thumbnail.width, thumbnail.height) == (393, 393))
+        let placeholder = try #require(thumbnail.placeholder)
+        #expect((placeholder.width, placeholder.height) == (100, 67))
         #expect(placeholder.microseconds >= 0)
     }
 
     @Test func aSmallThumbnailIsNotEnlarged() throws {
-        // 81x121 with orientation 6 shows 121x81; grid 5 (236 cover) gives its 81x81 centre.
-        let placeholder = try #require(try render("fuji-sp2500-tiny-orientation6.jpg", grid: "5").placeholder)
-        #expect((placeholder.width, placeholder.height) == (81, 81))
+        // 81x121 with orientation 6 shows 121x81; grid 5 (236 cover) gives its 81x81 centre,
+        // the placeholder the whole 121x81 in 100x100: 100 x 81 * 100 / 121 = 66.9 -> 67.
+        let thumbnail = try render("fuji-sp2500-tiny-orientation6.jpg", grid: "5")
+        #expect((thumbnail.width, thumbnail.height) == (81, 81))
+        let placeholder = try #require(thumbnail.placeholder)
+        #expect((placeholder.width, placeholder.height) == (100, 67))
     }
 
     @Test func alphaIsKeptEvenWhenTheThumbnailIsAJPEG() throws {
         // 2048x1536, mostly transparent; grid 5 forced to JPEG is flattened on white, the
-        // placeholder keeps the alpha it had before.
+        // placeholder keeps the alpha it had before. The covering image is 2048 / 6.508 = 315
+        // x 236; in 100x100: 100 x 236 * 100 / 315 = 74.9 -> 75.
         let thumbnail = try render("png-rgba-alpha-2048x1536.png", grid: "5", format: .jpeg)
         #expect(thumbnail.format == .jpeg)
         let placeholder = try #require(thumbnail.placeholder)
-        #expect((placeholder.width, placeholder.height) == (100, 100))
+        #expect((placeholder.width, placeholder.height) == (100, 75))
         let alphas = stride(from: 3, to: placeholder.rgba.count, by: 4).map { placeholder.rgba[$0] }
         #expect(alphas.min() == 0)
     }

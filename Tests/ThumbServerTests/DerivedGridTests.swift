@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import Rendering
+import ThumbHash
 import ThumbServer
 import TestSupport
 
@@ -52,6 +54,31 @@ import TestSupport
         #expect(try off.get(url("3")).status == 200)
         #expect(try off.get(url("5")).status == 200)
         #expect(try off.stat("renders", "derived") == 0)
+    }
+
+    /// A derived grid makes no placeholder: its donor holds its own box, and a placeholder is of
+    /// the whole photo (docs/API.md, "Placeholders"); the next render of the source makes it.
+    @Test func aDerivedGridMakesNoPlaceholder() throws {
+        let server = try ServerHarness {
+            $0.thumbhashBackfill = false
+            $0.thumbhashPreviews = false
+        }
+        server.waitForInitialScan()
+        func thumbhash() throws -> [UInt8]? {
+            let items = try server.get("/assets").json["items"] as? [[String: Any]] ?? []
+            let item = items.first { $0["path"] as? String == "Landscape_1.jpg" }
+            return (item?["thumbhash"] as? String).map { [UInt8](Data(base64Encoded: $0) ?? Data()) }
+        }
+        #expect(try server.get(url("3")).status == 200)
+        #expect(try thumbhash() != nil)
+        server.thumbd.service.index.forgetThumbhash(for: DiskPath("Landscape_1.jpg"))
+        #expect(try thumbhash() == nil)
+        #expect(try server.get(url("5")).image == ImageHeader(format: "jpeg", width: 236, height: 236))
+        #expect(try server.stat("renders", "derived") == 1)
+        #expect(try thumbhash() == nil)   // not grid 3's square
+        // Grid 1 renders the source: the whole 1800x1200 photo, 100x67 px, 7 terms across, 5 down.
+        #expect(try server.get(url("1")).status == 200)
+        #expect(ThumbHash.approximateAspectRatio(try #require(try thumbhash())) == 7.0 / 5.0)
     }
 
     @Test func prefetchDerivesFromWhatTheClientSaw() throws {

@@ -50,8 +50,9 @@ import ThumbHash
         let results = try await Self.results(manager.requestImage(for: asset, grid: .one))
         #expect(results.map(\.isDegraded) == [true, false])
         guard case .placeholder(let placeholder) = results.first else { Issue.record("no placeholder first"); return }
-        // Grid 5's centre square made it: a square hash, 32x32 px decoded.
-        #expect(placeholder.width == 32 && placeholder.height == 32 && placeholder.rgba.count == 32 * 32 * 4)
+        // Grid 5's render made it of the whole photo, not its centre square: 2000x3008 shown,
+        // 66 or 67 x 100 px, 5 terms across and 7 down, so 32 x 5 / 7 = 22.9 -> 23 x 32 px decoded.
+        #expect(placeholder.width == 23 && placeholder.height == 32 && placeholder.rgba.count == 23 * 32 * 4)
         #expect(placeholder.rgba == ThumbHash.decode(hash)?.rgba)
         // Grid 1 (contain 1179x2358) of 2000x3008 displayed: width 1179, height 3008 x 0.5895 = 1773.
         #expect(Self.header(results.last) == ImageHeader(format: "jpeg", width: 1179, height: 1773))

@@ -68,8 +68,13 @@ typedef struct {
     int png_compression;   /* zlib level 0...9 */
     int colour_transform;  /* 1: export_profile sRGB, perceptual intent (see cvips_header) */
     int placeholder_side;  /* > 0: also a placeholder image of at most this x this px, shrunk
-                              from pixels the render decodes anyway (no second decode): the whole
-                              picture when it holds it, else a `cover` grid's square; 0: none */
+                              from pixels the render decodes anyway (no second decode), of the
+                              whole picture (a `cover` render of a source: see source_width;
+                              of another thumbnail: its own pixels); 0: none */
+    int source_width;      /* the source's size as shown (orientation applied), px, from its
+                              header; 0 when not known. A square `cover` render from a source */
+    int source_height;     /* that also makes a placeholder needs it: it decodes the covering
+                              image uncropped, makes the placeholder of that, then crops */
 } cvips_render_options;
 
 /* An encoded thumbnail. `bytes` is g_malloc'ed: release it with cvips_thumbnail_free(). */
