@@ -92,9 +92,32 @@ extension LibraryIndex {
     /// Keeps `hash` as the placeholder of `path` made from the file of identity `source`, in
     /// memory and in the database; an empty `hash` notes that the file cannot be rendered.
     /// Does nothing when `path` is no longer listed with that identity (it changed meanwhile).
+    /// A placeholder made here (not an empty note) joins the feed peers pull (`placeholderFeed`).
     public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
         thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
+        if !hash.isEmpty { placeholderFeed.withLock { $0.append(path) } }
+        write(hash, for: path, source: source)
+    }
+
+    /// Keeps `hash`, another node's placeholder of `path` made from the file of identity
+    /// `source`, when this index lists `path` with that identity and has none made from it:
+    /// a file that differs here (another size or mtime) or a placeholder already kept leaves it
+    /// out. Not fed to peers (each node feeds only what it made). Returns whether it was kept.
+    @discardableResult
+    public func adoptThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) -> Bool {
+        guard !hash.isEmpty, state.withLock({ $0.records[path]?.identity }) == source else { return false }
+        let kept = thumbhashes.withLock { stored -> Bool in
+            guard stored[path]?.identity != source else { return false }
+            stored[path] = StoredThumbhash(identity: source, hash: hash)
+            return true
+        }
+        if kept { write(hash, for: path, source: source) }
+        return kept
+    }
+
+    /// `hash` for `path` at `source` into the database's `thumbhashes` table.
+    private func write(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         database.withLock { db in
             // As `persist`: a failed write leaves the memory right (counted); the next run makes it again.
             do {

@@ -1,0 +1,112 @@
+import Cluster
+import Dispatch
+import Foundation
+import Library
+import Locking
+import Rendering
+import Synchronization
+import Thumbnails
+
+/// Placeholders across a cluster (docs/cluster.md, "Placeholders"): each photo's placeholder is
+/// made by the node that owns it in the ring (`ClusterPrefetch.owns`: the backfill and the
+/// preview reads pass over the others' photos), and every node pulls the placeholders its peers
+/// made (`GET /cluster/placeholders`, `LibraryIndex.madeThumbhashes`) and keeps those its own
+/// index lists with the same source identity (`LibraryIndex.adoptThumbhash`). When to ask whom,
+/// and from where, is `PlaceholderPull`'s; this is its driver: a Dispatch timer on its own
+/// serial queue (never an event loop) feeds it ticks with the injected clock's time, and the calls
+/// it returns are made there, one at a time, through `ClusterPrefetch.send` (a peer marked down
+/// by `PeerHealth` is not called: the call fails at once, and the pull backs off).
+/// Thread-safe: the pull's state behind one `Mutex`; calls and storing on `queue`.
+final class ClusterPlaceholders: Sendable {
+    /// Entries per call: 1,000 (about 100 KB of JSON).
+    static let batch = 1_000
+    /// Seconds between asks of a peer that had nothing more: 2.
+    static let intervalSeconds = 2.0
+
+    let cluster: ClusterPrefetch
+    let index: LibraryIndex
+    let clock: any UptimeClock
+    /// The admin token to present to peers (every node has the same), read at each call (a
+    /// reload may change it); empty: none.
+    let adminToken: @Sendable () -> String
+    private let pull: Mutex<PlaceholderPull>
+    private let queue = DispatchQueue(label: "thumbd.cluster-placeholders", qos: .utility)
+    private let timer = Mutex<DispatchSourceTimer?>(nil)
+    /// Placeholders taken from peers since start (`placeholders.from_peers`).
+    private let adopted = Atomic<Int>(0)
+
+    init(cluster: ClusterPrefetch, index: LibraryIndex, clock: any UptimeClock,
+         adminToken: @escaping @Sendable () -> String) {
+        self.cluster = cluster
+        self.index = index
+        self.clock = clock
+        self.adminToken = adminToken
+        let peers = cluster.settings.peers.indices.filter { $0 != cluster.settings.node }
+        pull = Mutex(PlaceholderPull(peers: peers, intervalNanoseconds: UInt64(Self.intervalSeconds * 1e9)))
+    }
+
+    /// Placeholders taken from peers since start.
+    var adoptedCount: Int { adopted.load(ordering: .relaxed) }
+
+    /// Puts the placeholders this node owns and kept from earlier runs into its feed, and starts
+    /// the timer (its first tick at once).
+    func start() {
+        index.feedStoredThumbhashes { cluster.owns($0.bytes) }
+        timer.withLock { timer in
+            guard timer == nil else { return }
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            source.schedule(deadline: .now(), repeating: .milliseconds(500))
+            source.setEventHandler { [weak self] in self?.tick() }
+            source.resume()
+            timer = source
+        }
+    }
+
+    /// Stops the timer for good (a call under way finishes).
+    func stop() {
+        timer.withLock { $0?.cancel(); $0 = nil }
+    }
+
+    private func tick() {
+        let effects = pull.withLock { $0.handle(.tick(now: clock.now())) }
+        perform(effects)
+    }
+
+    /// Makes the calls `effects` name, and those their answers lead to, one after another.
+    private func perform(_ effects: [PlaceholderPull.Effect]) {
+        ThreadRole.assertNot(.eventLoop, "ClusterPlaceholders calls peers")
+        var pending = effects
+        while !pending.isEmpty {
+            guard case .fetch(let peer, let cursor) = pending.removeFirst() else { continue }
+            let event: PlaceholderPull.Event
+            if let body = fetch(from: peer, after: cursor) {
+                for item in body.items { take(item) }
+                event = .answered(peer: peer, epoch: body.epoch, next: body.next, more: body.more, now: clock.now())
+            } else {
+                event = .failed(peer: peer, now: clock.now())
+            }
+            pending += pull.withLock { $0.handle(event) }
+        }
+    }
+
+    /// `GET /cluster/placeholders` on `peer` after `cursor`; nil for no answer or another than 200.
+    private func fetch(from peer: Int, after cursor: PlaceholderPull.Cursor) -> PlaceholderFeedBody? {
+        var path = "/cluster/placeholders?after=\(cursor.after)&limit=\(Self.batch)"
+        if let epoch = cursor.epoch { path += "&epoch=" + PathEncoding.percentEncoded(Array(epoch.utf8)) }
+        let token = adminToken()
+        let headers = token.isEmpty ? [] : [("Authorization", "Bearer " + token)]
+        guard let response = try? cluster.send(peer, "GET", path, headers: headers, body: []), response.status == 200 else {
+            return nil
+        }
+        return ClusterPrefetch.decode(response.body, as: PlaceholderFeedBody.self)
+    }
+
+    /// Keeps `item` when this node lists its path with its identity and has no placeholder of it.
+    private func take(_ item: PlaceholderFeedBody.Item) {
+        guard let bytes = PercentDecoding.decodeBytes(item.path), let hash = Data(base64Encoded: item.thumbhash) else { return }
+        let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.mtimeNs)
+        if index.adoptThumbhash(Array(hash), for: DiskPath(bytes: bytes), source: source) {
+            adopted.add(1, ordering: .relaxed)
+        }
+    }
+}
