@@ -99,7 +99,7 @@ import TestSupport
         let id = { (name: String) in try store.identity(dir.path + "/" + name) }
         index!.storeThumbhash(hash, for: DiskPath("c.jpg"), source: try id("c.jpg"))
         index!.storeThumbhash([], for: DiskPath("d.jpg"), source: try id("d.jpg"))        // a note, not a placeholder
-        #expect(index!.adoptThumbhash(other, for: DiskPath("b.jpg"), source: try id("b.jpg")))   // a peer's: not fed again
+        #expect(index!.adoptThumbhash(other, for: DiskPath("b.jpg"), source: try id("b.jpg")) == .kept)   // a peer's: not fed again
         index!.storeThumbhash(other, for: DiskPath("a.jpg"), source: try id("a.jpg"))
 
         let all = index!.madeThumbhashes(after: 0, limit: 10)
@@ -128,21 +128,23 @@ import TestSupport
         var (dir, library, database, index) = try store.scanned(["a.jpg", "b.jpg"])
         defer { unlink(database) }
         let a = try store.identity(dir.path + "/a.jpg"), b = try store.identity(dir.path + "/b.jpg")
-        // Another size, another mtime, an unlisted path, an empty hash: left out.
-        #expect(!index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: SourceIdentity(size: a.size + 1, modifiedNanoseconds: a.modifiedNanoseconds)))
-        #expect(!index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: SourceIdentity(size: a.size, modifiedNanoseconds: a.modifiedNanoseconds + 1)))
-        #expect(!index!.adoptThumbhash(hash, for: DiskPath("z.jpg"), source: a))
-        #expect(!index!.adoptThumbhash([], for: DiskPath("a.jpg"), source: a))
+        // Another size at the same mtime, an earlier mtime: stale; a later mtime, an unlisted
+        // path: not listed yet (this node's scan is behind); an empty hash: not needed. All left out.
+        #expect(index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: SourceIdentity(size: a.size + 1, modifiedNanoseconds: a.modifiedNanoseconds)) == .stale)
+        #expect(index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: SourceIdentity(size: a.size, modifiedNanoseconds: a.modifiedNanoseconds - 1)) == .stale)
+        #expect(index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: SourceIdentity(size: a.size, modifiedNanoseconds: a.modifiedNanoseconds + 1)) == .notYetListed)
+        #expect(index!.adoptThumbhash(hash, for: DiskPath("z.jpg"), source: a) == .notYetListed)
+        #expect(index!.adoptThumbhash([], for: DiskPath("a.jpg"), source: a) == .notNeeded)
         #expect(index!.needsThumbhash(DiskPath("a.jpg"), source: a))
         #expect(index!.thumbhashCounts == (known: 0, unrenderable: 0))
         // The same file: kept, listed, and in the database.
-        #expect(index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: a))
+        #expect(index!.adoptThumbhash(hash, for: DiskPath("a.jpg"), source: a) == .kept)
         #expect(index!.thumbhash(of: try #require(store.record(index!, "a.jpg"))) == hash)
         #expect(!index!.needsThumbhash(DiskPath("a.jpg"), source: a))
         // One made here (or a note that the file cannot be rendered) is not replaced.
-        #expect(!index!.adoptThumbhash(other, for: DiskPath("a.jpg"), source: a))
+        #expect(index!.adoptThumbhash(other, for: DiskPath("a.jpg"), source: a) == .notNeeded)
         index!.storeThumbhash([], for: DiskPath("b.jpg"), source: b)
-        #expect(!index!.adoptThumbhash(other, for: DiskPath("b.jpg"), source: b))
+        #expect(index!.adoptThumbhash(other, for: DiskPath("b.jpg"), source: b) == .notNeeded)
         #expect(index!.thumbhash(of: try #require(store.record(index!, "a.jpg"))) == hash)
         index = nil
         index = try LibraryIndex(library: library, databasePath: database)

@@ -24,7 +24,8 @@ import TestSupport
     /// cluster settles, the listing through nginx and through each node carries a placeholder
     /// for every photo, the same one everywhere; the placeholders made (beside renders, by the
     /// backfill, from previews) add up to 150 over the nodes, each node's being exactly the
-    /// photos it owns, and each node took the rest from its peers.
+    /// photos it owns, and each node took the rest from its peers. A node that starts again
+    /// without its index takes them all again from its peers and makes only its own.
     @Test func everyListingCarriesEveryPlaceholderMadeOnceInTheCluster() throws {
         let nginx = try #require(NginxRingTests.nginx, "nginx is not installed (.ci/run installs nginx-light)")
         let deployment = try Deployment(nginx: nginx, bulkFolders: 22, settings: ["thumbhash_backfill": true])
@@ -55,5 +56,26 @@ import TestSupport
         #expect(made.reduce(0, +) == photos, "made per node \(made)")
         #expect(made == owned, "made per node \(made), owned \(owned)")
         #expect(taken == owned.map { photos - $0 }, "taken from peers \(taken), owned \(owned)")
+
+        // Node 2 loses its cache directory (its index with it) and starts again: it pulls every
+        // peer from the start and makes only the placeholders of its own photos; the others make none.
+        deployment.stopNode(1)
+        try FileManager.default.removeItem(atPath: deployment.dir.path + "/cache2")
+        try deployment.restartNode(1)
+        var relisted: [String: String?] = [:]
+        let back = try eventually(within: 120) {
+            usleep(500_000)
+            relisted = try Self.placeholders(deployment.nodes[1])
+            return relisted.count == photos && relisted.values.allSatisfy { $0 != nil }
+        }
+        #expect(back, "after the restart, \(relisted.values.count { $0 == nil }) placeholders missing\n\(deployment.logs)")
+        #expect(relisted.mapValues { $0 ?? "" } == listings[0].mapValues { $0 ?? "" })
+        usleep(2_500_000)
+        let after = try deployment.stats().map { try #require($0?["placeholders"] as? [String: Any]) }
+        let madeAfter = after.map { s in ["from_renders", "backfilled", "from_previews"].reduce(0) { $0 + (s[$1] as? Int ?? -1000) } }
+        let takenAfter = after.map { $0["from_peers"] as? Int ?? -1 }
+        print("after node 2's restart without its index: made \(madeAfter), taken \(takenAfter)")
+        #expect(madeAfter == owned, "made per node after the restart \(madeAfter), owned \(owned)")
+        #expect(takenAfter == owned.map { photos - $0 }, "taken after the restart \(takenAfter), owned \(owned)")
     }
 }

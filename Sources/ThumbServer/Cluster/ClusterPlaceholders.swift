@@ -15,8 +15,13 @@ import Thumbnails
 /// and from where, is `PlaceholderPull`'s; this is its driver: a Dispatch timer on its own
 /// serial queue (never an event loop) feeds it ticks with the injected clock's time, and the calls
 /// it returns are made there, one at a time, through `ClusterPrefetch.send` (a peer marked down
-/// by `PeerHealth` is not called: the call fails at once, and the pull backs off).
-/// Thread-safe: the pull's state behind one `Mutex`; calls and storing on `queue`.
+/// by `PeerHealth` is not called: the call fails at once, and the pull backs off). No peer is
+/// asked before this node's index is whole (`LibraryIndex.isComplete`), and an entry for a file
+/// this node's scans have not seen yet (not listed, or listed at an earlier mtime: the nodes scan
+/// the shared library each at its own time) waits, up to `maximumWaiting` of them, and is offered
+/// again each time this node's listing changes, until it is kept or no longer wanted.
+/// Thread-safe: the pull's state and the waiting entries behind a `Mutex` each; calls and
+/// storing on `queue`.
 final class ClusterPlaceholders: Sendable {
     /// Entries per call: 1,000 (about 100 KB of JSON).
     static let batch = 1_000
@@ -34,6 +39,12 @@ final class ClusterPlaceholders: Sendable {
     private let timer = Mutex<DispatchSourceTimer?>(nil)
     /// Placeholders taken from peers since start (`placeholders.from_peers`).
     private let adopted = Atomic<Int>(0)
+    /// The most entries that wait for this node's scans: 50,000 (a few MB); more are dropped
+    /// (their photos' placeholders are made here by a render, or come again after a restart).
+    static let maximumWaiting = 50_000
+    /// Entries this node's index could not take yet (`Adoption.notYetListed`), by path, and the
+    /// listing generation they were last offered at.
+    private let waiting = Mutex((generation: Int?.none, entries: [DiskPath: (SourceIdentity, [UInt8])]()))
 
     init(cluster: ClusterPrefetch, index: LibraryIndex, clock: any UptimeClock,
          adminToken: @escaping @Sendable () -> String) {
@@ -68,8 +79,26 @@ final class ClusterPlaceholders: Sendable {
     }
 
     private func tick() {
+        guard index.isComplete else { return }
+        offerWaiting()
         let effects = pull.withLock { $0.handle(.tick(now: clock.now())) }
         perform(effects)
+    }
+
+    /// When the listing changed since the waiting entries were last offered, offers them again:
+    /// those kept, not needed or stale go; those still not listed wait on.
+    private func offerWaiting() {
+        let generation = index.generation   // read before offering: a change after it is offered for again
+        let entries = waiting.withLock { w -> [DiskPath: (SourceIdentity, [UInt8])] in
+            guard w.generation != generation, !w.entries.isEmpty else { return [:] }
+            w.generation = generation
+            return w.entries
+        }
+        for (path, (source, hash)) in entries {
+            let adoption = index.adoptThumbhash(hash, for: path, source: source)
+            if adoption == .kept { adopted.add(1, ordering: .relaxed) }
+            if adoption != .notYetListed { waiting.withLock { _ = $0.entries.removeValue(forKey: path) } }
+        }
     }
 
     /// Makes the calls `effects` name, and those their answers lead to, one after another.
@@ -105,8 +134,16 @@ final class ClusterPlaceholders: Sendable {
     private func take(_ item: PlaceholderFeedBody.Item) {
         guard let bytes = PercentDecoding.decodeBytes(item.path), let hash = Data(base64Encoded: item.thumbhash) else { return }
         let source = SourceIdentity(size: item.bytes, modifiedNanoseconds: item.mtimeNs)
-        if index.adoptThumbhash(Array(hash), for: DiskPath(bytes: bytes), source: source) {
+        let path = DiskPath(bytes: bytes)
+        switch index.adoptThumbhash(Array(hash), for: path, source: source) {
+        case .kept:
             adopted.add(1, ordering: .relaxed)
+        case .notYetListed:
+            waiting.withLock { w in
+                if w.entries.count < Self.maximumWaiting || w.entries[path] != nil { w.entries[path] = (source, Array(hash)) }
+            }
+        case .notNeeded, .stale:
+            break
         }
     }
 }
