@@ -61,3 +61,62 @@ import TestSupport
         #expect(server.respond("POST", "/cluster/placeholders", headers: Self.token).status == 405)
     }
 }
+
+/// `ClusterPlaceholders` against a stand-in peer (`CannedPeer`) whose feed offers three
+/// placeholders: one of a file this node lists as it is (kept at once), one of a file this node's
+/// scans have not seen yet (kept once a scan lists it, with no new answer from the peer), one of
+/// an older version of a file listed here (never kept).
+@Suite struct ClusterPlaceholdersPullTests {
+    static func identity(_ path: String) throws -> (size: Int, mtime: Int64) {
+        var st = stat()
+        try #require(stat(path, &st) == 0)
+        return (Int(st.st_size), Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
+    @Test func anEntryForAFileNotYetScannedIsKeptOnceAScanListsIt() throws {
+        let library = TemporaryDirectory("thumbd-pull")
+        let photo = Array(Fixtures.photo("Landscape_1.jpg"))
+        library.write("listed.jpg", photo)
+        library.write("older.jpg", photo)
+        let listed = try Self.identity(library.path + "/listed.jpg"), older = try Self.identity(library.path + "/older.jpg")
+        // late.jpg: written after the first scan, with the identity the peer's feed names.
+        let late = (size: photo.count, mtime: Int64(1_700_000_000_123_456_789))
+        let hash = "3OcRJYB4d3h/iIAHeId3iHeIeA==", other = "HBkSHYSIeHiPiHh8eJd4eIaIhwiF"
+        let body = """
+            {"epoch":"e1","next":3,"more":false,"items":[\
+            {"path":"listed.jpg","bytes":\(listed.size),"mtime_ns":\(listed.mtime),"thumbhash":"\(hash)"},\
+            {"path":"late.jpg","bytes":\(late.size),"mtime_ns":\(late.mtime),"thumbhash":"\(other)"},\
+            {"path":"older.jpg","bytes":\(older.size),"mtime_ns":\(older.mtime - 1),"thumbhash":"\(hash)"}]}
+            """
+        // The feed's entries once; after that, none more (as a peer answers a cursor at its end).
+        let end = #"{"epoch":"e1","next":3,"more":false,"items":[]}"#
+        let answer = { (body: String) in Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8) }
+        let peer = try CannedPeer(.replies([answer(body), answer(end)]))
+        defer { peer.stop() }
+        let server = try InProcessServer(library: library.path) { config in
+            config.thumbhashBackfill = false
+            config.thumbhashPreviews = false
+            config.indexRescanSeconds = 3600
+            config.peers = ["127.0.0.1:\(peer.port)", "127.0.0.1:1"]
+            config.node = "127.0.0.1:1"
+        }
+        let index = server.thumbd.service.index
+        func thumbhash(_ name: String) -> String? {
+            index.listing(order: .oldest, offset: 0, limit: 10).items.first { $0.path.description == name }
+                .flatMap { index.thumbhash(of: $0) }.map { Data($0).base64EncodedString() }
+        }
+        #expect(eventually { thumbhash("listed.jpg") == hash })
+        #expect(thumbhash("older.jpg") == nil)
+
+        library.write("late.jpg", photo)
+        var times = [timespec(tv_sec: Int(late.mtime / 1_000_000_000), tv_nsec: Int(late.mtime % 1_000_000_000)),
+                     timespec(tv_sec: Int(late.mtime / 1_000_000_000), tv_nsec: Int(late.mtime % 1_000_000_000))]
+        try #require(utimensat(AT_FDCWD, library.path + "/late.jpg", &times, 0) == 0)
+        index.rescan()
+        // The peer gives the entry once (any later answer is empty): it had waited here.
+        #expect(eventually { thumbhash("late.jpg") == other })
+        #expect(thumbhash("older.jpg") == nil)
+        let stats = try #require(try JSONSerialization.jsonObject(with: Data(server.respond("GET", "/stats").body)) as? [String: Any])
+        #expect((stats["placeholders"] as? [String: Any])?["from_peers"] as? Int == 2)
+    }
+}
