@@ -37,6 +37,8 @@ final class ClusterPlaceholders: Sendable {
     private let pull: Mutex<PlaceholderPull>
     private let queue = DispatchQueue(label: "thumbd.cluster-placeholders", qos: .utility)
     private let timer = Mutex<DispatchSourceTimer?>(nil)
+    /// Set by `stop`: no call is made and nothing is stored after it.
+    private let stopped = Atomic(false)
     /// Placeholders taken from peers since start (`placeholders.from_peers`).
     private let adopted = Atomic<Int>(0)
     /// The most entries that wait for this node's scans: 50,000 (a few MB); more are dropped
@@ -73,13 +75,20 @@ final class ClusterPlaceholders: Sendable {
         }
     }
 
-    /// Stops the timer for good (a call under way finishes).
+    /// Stops for good: the timer, and the calls and stores not yet made (a call under way
+    /// finishes, and what it brings is not stored), so nothing is written to the index once the
+    /// server has stopped.
     func stop() {
+        stopped.store(true, ordering: .releasing)
         timer.withLock { $0?.cancel(); $0 = nil }
     }
 
+    deinit {
+        timer.withLock { $0?.cancel() }
+    }
+
     private func tick() {
-        guard index.isComplete else { return }
+        guard !stopped.load(ordering: .acquiring), index.isComplete else { return }
         offerWaiting()
         let effects = pull.withLock { $0.handle(.tick(now: clock.now())) }
         perform(effects)
@@ -105,11 +114,11 @@ final class ClusterPlaceholders: Sendable {
     private func perform(_ effects: [PlaceholderPull.Effect]) {
         ThreadRole.assertNot(.eventLoop, "ClusterPlaceholders calls peers")
         var pending = effects
-        while !pending.isEmpty {
+        while !pending.isEmpty, !stopped.load(ordering: .acquiring) {
             guard case .fetch(let peer, let cursor) = pending.removeFirst() else { continue }
             let event: PlaceholderPull.Event
             if let body = fetch(from: peer, after: cursor) {
-                for item in body.items { take(item) }
+                for item in body.items where !stopped.load(ordering: .acquiring) { take(item) }
                 event = .answered(peer: peer, epoch: body.epoch, next: body.next, more: body.more, now: clock.now())
             } else {
                 event = .failed(peer: peer, now: clock.now())
