@@ -152,7 +152,8 @@ public final class Thumbd: Sendable {
     /// on stderr, has the listing follow the library (the watch's events, with a whole rescan
     /// only when it loses track and at the safety sweep; without a watch, it polls every
     /// `index_rescan_seconds`), and starts the placeholders from embedded previews
-    /// (`thumbhash_previews`, before the first scan) and the backfill (`thumbhash_backfill`).
+    /// (`thumbhash_previews`, before the first scan) and the backfill (`thumbhash_backfill`), and
+    /// in a cluster the pull of the peers' placeholders (`ClusterPlaceholders`).
     /// Called alone by tests that drive `service` in-process.
     public func startServing() {
         guard !servingStarted.exchange(true, ordering: .relaxed) else { return }
@@ -165,6 +166,7 @@ public final class Thumbd: Sendable {
             index.startWatching(interval: config.indexRescanSeconds)
         }
         if config.thumbhashBackfill { service.backfill.start() }
+        service.clusterPlaceholders?.start()
     }
 
     /// Stops accepting, lets in-flight requests finish (up to `shutdown_grace_seconds`), stops the
@@ -174,10 +176,12 @@ public final class Thumbd: Sendable {
         stopping.store(true, ordering: .relaxed)
         notifier?.send("STOPPING=1")
         let pipeline = service.pipeline, backfill = service.backfill, previews = service.previews, lock = cacheLock
+        let clusterPlaceholders = service.clusterPlaceholders
         service.stopListingWaiters()   // before the drain, which waits for every response
         server.shutdown(gracePeriod: config.shutdownGraceSeconds) {
             previews.stop()
             backfill.stop()
+            clusterPlaceholders?.stop()
             pipeline.stop()
             lock.release()
             completion()

@@ -56,7 +56,7 @@ import Testing
             watch: LibraryWatch.Statistics(active: true, directories: 50, events: 51, rewalks: 52, limit: 8192),
             watchInstances: 1, sourceChecks: 53,
             descriptors: DescriptorBudget(limit: 1024, maxConnections: 10_000, renderWorkers: 2, eventLoops: 2, memoryTier: true),
-            descriptorShortages: 54, placeholders: placeholders, backfill: backfill, thumbhashes: (known: 70, unrenderable: 5),
+            descriptorShortages: 54, placeholders: placeholders, backfill: backfill, thumbhashes: (known: 70, unrenderable: 5), placeholdersFromPeers: 16,
             video: (statistics: video, decoders: 2),
             process: ProcessStatistics(cpuSeconds: 1.25, residentMemoryBytes: 52_428_800, virtualMemoryBytes: 1 << 30,
                                        openFDs: 42, maxFDs: 1024, startTimeSeconds: 1_764_800_000.37, threads: 17,

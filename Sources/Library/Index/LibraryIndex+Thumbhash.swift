@@ -92,9 +92,51 @@ extension LibraryIndex {
     /// Keeps `hash` as the placeholder of `path` made from the file of identity `source`, in
     /// memory and in the database; an empty `hash` notes that the file cannot be rendered.
     /// Does nothing when `path` is no longer listed with that identity (it changed meanwhile).
+    /// A placeholder made here (not an empty note) joins the feed peers pull (`placeholderFeed`).
     public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
         thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
+        if !hash.isEmpty { placeholderFeed.withLock { $0.append(path) } }
+        write(hash, for: path, source: source)
+    }
+
+    /// What became of another node's placeholder offered to this index (`adoptThumbhash`).
+    public enum Adoption: Sendable, Equatable {
+        /// Kept: listed here with that identity, and none made from it yet.
+        case kept
+        /// Not needed: one made from that identity is kept already (or a note that the file
+        /// cannot be rendered), or the hash is empty.
+        case notNeeded
+        /// Not listed here yet, or listed at an older version (an earlier mtime): this node's
+        /// scan has not seen the file the peer made it from; it may take it after its next scan.
+        case notYetListed
+        /// Listed here at another version that is not older (the peer's is stale): never kept.
+        case stale
+    }
+
+    /// Keeps `hash`, another node's placeholder of `path` made from the file of identity
+    /// `source`, when this index lists `path` with that identity and has none made from it:
+    /// a file that differs here (another size or mtime) or a placeholder already kept leaves it
+    /// out. Not fed to peers (each node feeds only what it made).
+    @discardableResult
+    public func adoptThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) -> Adoption {
+        guard !hash.isEmpty else { return .notNeeded }
+        guard let listed = state.withLock({ $0.records[path]?.identity }) else { return .notYetListed }
+        guard listed == source else {
+            return listed.modifiedNanoseconds < source.modifiedNanoseconds ? .notYetListed : .stale
+        }
+        let kept = thumbhashes.withLock { stored -> Bool in
+            guard stored[path]?.identity != source else { return false }
+            stored[path] = StoredThumbhash(identity: source, hash: hash)
+            return true
+        }
+        guard kept else { return .notNeeded }
+        write(hash, for: path, source: source)
+        return .kept
+    }
+
+    /// `hash` for `path` at `source` into the database's `thumbhashes` table.
+    private func write(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         database.withLock { db in
             // As `persist`: a failed write leaves the memory right (counted); the next run makes it again.
             do {

@@ -88,6 +88,11 @@ public final class LibraryIndex: Sendable {
     /// The placeholders of listed images (`LibraryIndex+Thumbhash`): their own lock, so a
     /// render storing one never waits on a listing or a scan.
     let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
+    /// The paths whose placeholders this node made, in the order made: what its peers pull
+    /// (`LibraryIndex+PlaceholderFeed`).
+    let placeholderFeed = Mutex<[DiskPath]>([])
+    /// Tells this run's feed from another's (`placeholderFeedEpoch`): a random number of 16 hex digits.
+    public let placeholderFeedEpoch = String(UInt64.random(in: 1...UInt64.max), radix: 16)
     let database: Mutex<SQLiteDatabase>
     /// Writes to the database that failed (`failedWrites`): the listing's, the placeholders'.
     let failedListingWrites = Atomic<Int>(0), failedPlaceholderWrites = Atomic<Int>(0)

@@ -45,6 +45,8 @@ enum QueryParameters {
     static let changes = ["sort", "since", "wait"]
     /// `DELETE /prefetch`.
     static let stopJobs = ["all"]
+    /// `GET /cluster/placeholders` (a peer's pull).
+    static let placeholderFeed = ["after", "limit", "epoch"]
 
     /// Refuses the first parameter of `query` whose name (percent-decoded, as `Negotiation.queryValue`
     /// reads names) is not in `known`, or is there a second time (the value read would be the

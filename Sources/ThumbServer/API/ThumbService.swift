@@ -26,6 +26,8 @@ public final class ThumbService: HTTPResponder {
     public let prefetcher: Prefetcher
     /// Prefetch across the cluster's nodes (`configuration.cluster`); nil for a single node.
     let cluster: ClusterPrefetch?
+    /// Placeholders shared across the cluster's nodes (started by `Thumbd`); nil for a single node.
+    let clusterPlaceholders: ClusterPlaceholders?
     public let requests: RequestStatistics
     /// Recently resolved thumbnail URLs (see `ResolvedKeyCache`), one memo per lane: a request
     /// uses lane `loopIndex % count`, so each event loop has its own (no lock or reference count
@@ -79,9 +81,18 @@ public final class ThumbService: HTTPResponder {
         self.pipeline = pipeline
         self.index = index
         prefetcher = Prefetcher(pipeline: pipeline, limits: configuration.prefetchLimits)
-        cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
-        previews = PreviewPlaceholders(index: index, placeholders: pipeline.placeholders)
-        backfill = ThumbhashBackfill(index: index, pipeline: pipeline, previews: previews)
+        let cluster = configuration.cluster.map(ClusterPrefetch.init(settings:))
+        self.cluster = cluster
+        // In a cluster, each node makes the placeholders of the photos it owns (docs/cluster.md).
+        let owns: @Sendable (DiskPath) -> Bool
+        if let cluster { owns = { path in cluster.owns(path.bytes) } } else { owns = { _ in true } }
+        previews = PreviewPlaceholders(index: index, placeholders: pipeline.placeholders, owns: owns)
+        backfill = ThumbhashBackfill(index: index, pipeline: pipeline, previews: previews, owns: owns)
+        let settings = settings
+        clusterPlaceholders = cluster.map { cluster in
+            ClusterPlaceholders(cluster: cluster, index: index, clock: clock,
+                                adminToken: { settings[0].current.withLock { $0.adminToken } })
+        }
         // Answered on the waiters' queue, not on the scan's thread (which holds the scan lock).
         index.onGenerationChange { [weak self] generation in
             self?.listingWaitersQueue.async { [weak self] in self?.handleListingWaiters(.generationMoved(to: generation)) }
@@ -254,6 +265,10 @@ extension Route {
               resource: { ThumbService.prefetchJobID($0) == nil ? APIError.notFound("no such prefetch job") : nil }) {
             service, request, method, client, _, completion in
             service.offTheLoopInACluster { completion(service.respondWithPrefetchJob(request, cancel: method == .delete, for: client)) }
+        },
+        // Internal: a peer's pull of the placeholders this node made (docs/cluster.md).
+        Route(match: .path("/cluster/placeholders"), methods: .read, access: .admin) { service, request, _, _, _, completion in
+            DispatchQueue.global(qos: .utility).async { completion(service.respondWithPlaceholderFeed(to: request)) }
         },
     ]
 }

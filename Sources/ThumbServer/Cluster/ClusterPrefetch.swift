@@ -98,6 +98,13 @@ final class ClusterPrefetch: Sendable {
         ring.owner(of: path) { $0 != self.settings.node && down($0) } ?? settings.node
     }
 
+    /// Whether this node owns asset path `path` with every peer up: the node nginx sends its
+    /// thumbnails to, which makes its placeholder (`ClusterPlaceholders`; the same ring and key
+    /// as `owner(of:down:)`).
+    func owns(_ path: some Collection<UInt8>) -> Bool {
+        owner(of: Array(path)) { _ in false } == settings.node
+    }
+
     /// Forwards `items` (each an asset path's bytes and whatever the caller keeps with it) that
     /// other nodes own, one `POST /prefetch` per owner at once, with `grid`, `format` (nil:
     /// none) and the caller's `headers` (`passedHeaders`). Items whose owner could not be

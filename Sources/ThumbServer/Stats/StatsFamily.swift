@@ -100,6 +100,8 @@ enum StatsFamily {
     static let placeholders = MetricFamily("thumbd_placeholders", .gauge, "Listed images by placeholder (thumbhash) state.")
     static let placeholdersMade = MetricFamily("thumbd_placeholders_made_total", .counter,
                                                "Placeholders made, beside a render, by the backfill or from an embedded preview.")
+    static let placeholdersFromPeers = MetricFamily("thumbd_placeholders_from_peers_total", .counter,
+                                                    "Placeholders other nodes of the cluster made, taken into this node's index.")
     static let placeholderSeconds = MetricFamily(
         "thumbd_placeholder_seconds_total", .counter,
         "Time spent on placeholders: shrinking renders' pixels, hashing, storing, reading embedded previews, and the backfill's renders.")

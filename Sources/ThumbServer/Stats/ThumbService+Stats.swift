@@ -43,6 +43,8 @@ extension ThumbService {
         var backfill: ThumbhashBackfill.Statistics
         /// Listed images with a placeholder, and with a source that cannot be rendered.
         var thumbhashes: (known: Int, unrenderable: Int)
+        /// Placeholders taken from the cluster's peers since start (0 for a single node).
+        var placeholdersFromPeers: Int
         /// The video helpers' counters and how many may decode at once; nil without helpers.
         var video: (statistics: VideoPosters.Statistics, decoders: Int)?
         /// The process's own figures from /proc, and libvips' memory.
@@ -79,7 +81,7 @@ extension ThumbService {
                              descriptors: configuration.descriptors,
                              descriptorShortages: descriptorShortages.load(ordering: .relaxed),
                              placeholders: self.pipeline.placeholders.statistics, backfill: backfill.statistics,
-                             thumbhashes: index.thumbhashCounts,
+                             thumbhashes: index.thumbhashCounts, placeholdersFromPeers: clusterPlaceholders?.adoptedCount ?? 0,
                              video: videoPosters.map { ($0.statistics, $0.configuration.decoders) },
                              process: .read(), node: nodeFigures())
     }

@@ -150,6 +150,7 @@ extension ThumbService {
         .figure("from_renders", StatsFamily.placeholdersMade.sample("by", "render")) { .integer($0.placeholders.fromRenders) },
         .figure("backfilled", StatsFamily.placeholdersMade.sample("by", "backfill")) { .integer($0.placeholders.backfilled) },
         .figure("from_previews", StatsFamily.placeholdersMade.sample("by", "preview")) { .integer($0.placeholders.fromPreviews) },
+        .figure("from_peers", StatsFamily.placeholdersFromPeers.sample()) { .integer($0.placeholdersFromPeers) },
         .statsOnly("previews_mismatched") { .integer($0.placeholders.previewsMismatched) },
         .statsOnly("preview_ms_mean") { s in
             .number(Double(s.placeholders.previewReadMicroseconds) / 1000 / Double(max(1, s.placeholders.previewReads)), places: 2)

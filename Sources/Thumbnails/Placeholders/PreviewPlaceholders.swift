@@ -17,6 +17,8 @@ import Synchronization
 /// to rest (the placeholders are wanted while a client browses), so it takes half the cores
 /// (`threads`), on threads of its own at a lower CPU priority (`niceness`): the renders of a
 /// client browsing meanwhile come first, and an idle server reads previews at full speed.
+/// In a cluster it reads only the previews of the photos this node owns (`owns`), as the
+/// backfill renders only those (docs/cluster.md, "Placeholders").
 /// Thread-safe: its counts behind one `Mutex`; batches run one after another on `queue`.
 public final class PreviewPlaceholders: Sendable {
     /// Reads `path`'s embedded preview if it is still the file of identity `expected`
@@ -33,6 +35,8 @@ public final class PreviewPlaceholders: Sendable {
     /// indexers run, so that the kernel gives the render workers about ten times their share of
     /// a busy core.
     public static let niceness: Int32 = 10
+    /// Whether this node makes `path`'s placeholder; every path by default.
+    let owns: @Sendable (DiskPath) -> Bool
     private let queue = DispatchQueue(label: "thumbd.preview-placeholders", qos: .utility)
     /// Images handed over and not yet looked at.
     private let pending = Atomic(0)
@@ -43,11 +47,14 @@ public final class PreviewPlaceholders: Sendable {
     ///   - threads: previews read at once; `0` by default: half the cores, at least one (a HEIF's
     ///     preview costs ~45 ms, docs/performance.md).
     ///   - read: how a preview is read; `Renderer.embeddedPreview` by default.
+    ///   - owns: whether this node makes a path's placeholder (every path by default; in a
+    ///     cluster, those the ring gives this node).
     public init(index: LibraryIndex, placeholders: Placeholders, threads: Int = 0,
                 read: @escaping Read = { path, side, expected throws(RenderError) in
                     try Renderer().embeddedPreview(file: path, side: side, expected: expected)
-                }) {
+                }, owns: @escaping @Sendable (DiskPath) -> Bool = { _ in true }) {
         self.index = index
+        self.owns = owns
         self.placeholders = placeholders
         self.threads = threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
         self.read = read
@@ -107,7 +114,7 @@ public final class PreviewPlaceholders: Sendable {
     private func make(_ record: AssetRecord) {
         ThreadRole.assertNot(.eventLoop, "PreviewPlaceholders reads files")
         ThreadRole.assertNot(.renderWorker, "PreviewPlaceholders runs on its own queue, not the render workers'")
-        guard !stopped.load(ordering: .acquiring), record.durationMilliseconds == nil,
+        guard !stopped.load(ordering: .acquiring), record.durationMilliseconds == nil, owns(record.path),
               index.needsThumbhash(record.path, source: record.identity) else { return }
         let started = DispatchTime.now().uptimeNanoseconds
         // Resolved as a request's URL is (inside the root, no dot-file on the way), as the

@@ -12,7 +12,9 @@ import Synchronization
 /// (and notes that a source cannot be rendered) are kept in the index, a restart does not redo
 /// them. Each render decodes its source with shrink-on-load into `box` (at most 100x100 px) and
 /// is not cached: only its placeholder is kept. No pass begins while embedded previews are being
-/// read (`PreviewPlaceholders.isBusy`): a photo with a trusted preview needs no render.
+/// read (`PreviewPlaceholders.isBusy`): a photo with a trusted preview needs no render. In a
+/// cluster it makes only the placeholders of the photos this node owns (`owns`: the ring's
+/// owner, docs/cluster.md, "Placeholders"); the others' come from their owners.
 /// Thread-safe: its state behind one `Mutex`; at most one step is queued or running at a time.
 public final class ThumbhashBackfill: Sendable {
     /// What `/stats` reports of it (`placeholders.backfill_*`).
@@ -35,6 +37,8 @@ public final class ThumbhashBackfill: Sendable {
     public let box: GridSpec
     /// Seconds between looks at the listing's generation while at rest. `2` by default.
     let restSeconds: Double
+    /// Whether this node makes `path`'s placeholder (a cluster's ring names it); all paths by default.
+    let owns: @Sendable (DiskPath) -> Bool
     /// Records looked at per step for one that needs a placeholder.
     static let pageSize = 256
 
@@ -56,9 +60,12 @@ public final class ThumbhashBackfill: Sendable {
 
     /// Renders into a `Placeholders.side` box with the whole photo at its aspect ratio
     /// (`contain`), as a render's placeholder is. `previews`: the embedded previews' maker, whose
-    /// pending work a pass waits for; nil: none.
-    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, previews: PreviewPlaceholders? = nil, restSeconds: Double = 2) {
+    /// pending work a pass waits for; nil: none. `owns`: whether this node makes a path's
+    /// placeholder (every path by default; in a cluster, those the ring gives this node).
+    public init(index: LibraryIndex, pipeline: ThumbnailPipeline, previews: PreviewPlaceholders? = nil, restSeconds: Double = 2,
+                owns: @escaping @Sendable (DiskPath) -> Bool = { _ in true }) {
         self.index = index
+        self.owns = owns
         self.pipeline = pipeline
         self.previews = previews
         box = GridSpec(name: "thumbhash", width: Placeholders.side, height: Placeholders.side, fit: .contain)
@@ -118,7 +125,7 @@ public final class ThumbhashBackfill: Sendable {
             if state.withLock({ $0.stopped }) { return }
             let page = index.page(order: .newest, from: start, limit: Self.pageSize)
             guard let last = page.items.last else { return endPass() }
-            if let record = page.items.first(where: { index.needsThumbhash($0.path, source: $0.identity) }) {
+            if let record = page.items.first(where: { owns($0.path) && index.needsThumbhash($0.path, source: $0.identity) }) {
                 state.withLock { $0.cursor = record.listingKey }
                 let queued = pipeline.scheduler.enqueue(.idle) { [self] in
                     render(record)

@@ -13,6 +13,9 @@ final class CannedPeer: Sendable {
         case reply([[UInt8]], pauseMilliseconds: Int = 0)
         /// Reads the request and never answers; the connection stays open until `stop()`.
         case silent
+        /// Writes the first answer to the first connection, the second to the second..., the last
+        /// to every later one, each in one send(2), then closes.
+        case replies([[UInt8]])
     }
 
     let port: UInt16
@@ -83,6 +86,10 @@ final class CannedPeer: Sendable {
         switch behaviour {
         case .silent:
             state.withLock { $0.open.append(connection) }
+        case .replies(let answers):
+            let n = state.withLock { $0.requests.count }
+            Self.write(answers[min(n, answers.count) - 1], to: connection)
+            close(connection)
         case .reply(let pieces, let pause):
             for (i, piece) in pieces.enumerated() {
                 if i > 0 && pause > 0 { usleep(useconds_t(pause * 1000)) }
@@ -95,6 +102,16 @@ final class CannedPeer: Sendable {
                 }
             }
             close(connection)
+        }
+    }
+
+    private static func write(_ piece: [UInt8], to connection: Int32) {
+        var sent = 0
+        while sent < piece.count {
+            let n = piece[sent...].withUnsafeBytes { Glibc.send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            sent += n
         }
     }
 
