@@ -78,7 +78,9 @@ import ThumbdClient
         let changes = library.changes(since: before)
         var iterator = changes.makeAsyncIterator()
         // The client waits on the change feed (a long-poll), not on a timer.
-        #expect(await eventually { () async in server.thumbd.service.waitingChangeRequests == 1 })   // the async one: never block the pool
+        // The async eventually (never block the pool), and a long bound: under the whole suite the
+        // task that sends the request may wait its turn on the pool for seconds.
+        #expect(await eventually(within: 60) { () async in server.thumbd.service.waitingChangeRequests == 1 })
         // p7 arrives at the top, p3 goes, p5 is replaced in place (another photo, same time).
         try Photos.add("p7.jpg", from: Photos.path("photos/Landscape_7.jpg", fixture: "Landscape_1.jpg"),
                        to: root, modified: Self.hour(7))
