@@ -85,6 +85,14 @@ enum Negotiation {
     /// The first value of `name` in a query string, percent-decoded (`%6Eewest` is `newest`;
     /// `+` is a space, as in HTML form encoding). A value that does not decode is returned as
     /// sent, so that it is refused as an invalid value.
+    /// The whole number `name` gives in a query string (`queryValue`): `value` when it is absent,
+    /// nil when it is not a whole number within `range` (the caller answers 400 with its words).
+    static func queryInteger(_ name: String, in query: Substring?, default value: Int, range: ClosedRange<Int>) -> Int? {
+        guard let text = queryValue(name, in: query) else { return value }
+        guard let number = Int(text), range.contains(number) else { return nil }
+        return number
+    }
+
     static func queryValue(_ name: String, in query: Substring?) -> Substring? {
         guard let query else { return nil }
         for pair in query.split(separator: "&") {

@@ -49,12 +49,8 @@ extension ThumbService {
         guard let since = Negotiation.queryValue("since", in: query).flatMap({ Int($0) }) else {
             return completion(APIError.badRequest("since must be a listing's generation (a whole number)").response)
         }
-        var wait = 0
-        if let text = Negotiation.queryValue("wait", in: query) {
-            guard let seconds = Int(text), (0...Self.maxChangesWaitSeconds).contains(seconds) else {
-                return completion(APIError.badRequest("wait must be a whole number of seconds from 0 to \(Self.maxChangesWaitSeconds)").response)
-            }
-            wait = seconds
+        guard let wait = Negotiation.queryInteger("wait", in: query, default: 0, range: 0...Self.maxChangesWaitSeconds) else {
+            return completion(APIError.badRequest("wait must be a whole number of seconds from 0 to \(Self.maxChangesWaitSeconds)").response)
         }
         guard index.isComplete else { return completion(APIError.indexBuilding.response) }
         let asked = ParkedChanges(since: since, order: order, scope: client.scope, configuration: configuration,

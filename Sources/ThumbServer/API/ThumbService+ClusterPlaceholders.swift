@@ -18,9 +18,7 @@ extension ThumbService {
             return error.response
         }
         func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
-            guard let text = Negotiation.queryValue(name, in: query) else { return value }
-            guard let number = Int(text), range.contains(number) else { return nil }
-            return number
+            Negotiation.queryInteger(name, in: query, default: value, range: range)
         }
         guard var after = integer("after", default: 0, range: 0...Int(Int32.max)) else {
             return APIError.badRequest("after must be a whole number ≥ 0").response
