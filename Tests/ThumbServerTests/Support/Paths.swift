@@ -1,29 +1,17 @@
 import Foundation
+import TestSupport
 
 /// Where test inputs live: the project's own fixtures (always there) and the shared corpus
 /// (`../shared/corpus` beside the checkout, or `$THUMBD_CORPUS`), whose sweeps run only when present.
 enum Paths {
-    /// The package root, found from this file's location.
-    static let packageRoot: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
+    /// The package root (`Fixtures.packageRoot`).
+    static let packageRoot = Fixtures.packageRoot
 
     /// `Tests/Fixtures/photos`: a few small real photos (see Tests/Fixtures/MANIFEST.tsv).
-    static let fixturePhotos = packageRoot + "/Tests/Fixtures/photos"
+    static let fixturePhotos = Fixtures.photos
 
-    /// The shared corpus, or nil when this clone has none.
-    static let corpus: String? = {
-        let candidate = ProcessInfo.processInfo.environment["THUMBD_CORPUS"]
-            ?? URL(fileURLWithPath: packageRoot).deletingLastPathComponent().appendingPathComponent("shared/corpus").path
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: candidate + "/photos", isDirectory: &isDirectory) && isDirectory.boolValue
-            ? candidate : nil
-    }()
+    /// The shared corpus, or nil when this clone has none (`Fixtures.corpus`).
+    static let corpus = Fixtures.corpus
 
     static var hasCorpus: Bool { corpus != nil }
 

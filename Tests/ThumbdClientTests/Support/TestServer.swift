@@ -54,20 +54,8 @@ final class TestServer: @unchecked Sendable {
 /// Real photos for the tests: the shared corpus' (`../shared/corpus`, or `$THUMBD_CORPUS`) when
 /// present, else the project's fixtures.
 enum Photos {
-    static let packageRoot: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
-        }
-        fatalError("no Package.swift above \(#filePath)")
-    }()
-
-    static let corpus: String? = {
-        let candidate = ProcessInfo.processInfo.environment["THUMBD_CORPUS"]
-            ?? URL(fileURLWithPath: packageRoot).deletingLastPathComponent().appendingPathComponent("shared/corpus").path
-        return FileManager.default.fileExists(atPath: candidate + "/photos") ? candidate : nil
-    }()
+    static let packageRoot = Fixtures.packageRoot
+    static let corpus = Fixtures.corpus
 
     /// A corpus photo's path (`photos/…`), or the fixture of the same role when there is no corpus.
     static func path(_ corpusName: String, fixture: String) -> String {
