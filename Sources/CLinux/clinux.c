@@ -13,7 +13,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 const uint32_t clinux_epoll_in = EPOLLIN, clinux_epoll_out = EPOLLOUT, clinux_epoll_err = EPOLLERR, clinux_epoll_hup = EPOLLHUP;
@@ -127,8 +126,3 @@ int clinux_rename_noreplace(const char *from, const char *to) {
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
 }
 
-int clinux_thread_set_nice(int nice) { return setpriority(PRIO_PROCESS, (id_t) gettid(), nice); }
-
-int clinux_thread_nice(void) { return getpriority(PRIO_PROCESS, (id_t) gettid()); }
-
-int clinux_process_nice(void) { return getpriority(PRIO_PROCESS, (id_t) getpid()); }

@@ -23,8 +23,15 @@
 /// later than the pool should have reached it) catches up: for a second, two prefetch items run
 /// for each client miss (`PrefetchPace`).
 ///
-/// Idle work (the placeholder backfill) starts only while no client miss and no prefetch item
-/// waits or runs, and none has for `idleQuietNanoseconds`, one at a time.
+/// Preview work (placeholders read from photos' embedded previews, `PreviewPlaceholders`) runs
+/// after client misses and before prefetch, on at most `previewConcurrency` workers: a preview
+/// costs about a tenth of a render and gives a cell of any row something to show, while a
+/// client miss that comes meanwhile finds a worker free (or waits for one preview). Prefetch
+/// that is catching up goes before it, as it goes before client misses.
+///
+/// Idle work (the placeholder backfill) starts only while no client miss, no preview and no
+/// prefetch item waits or runs, and no client miss nor prefetch item has for
+/// `idleQuietNanoseconds`, one at a time.
 struct RenderQueues<Work> {
     /// What a free worker is to do.
     enum Take {
@@ -51,14 +58,17 @@ struct RenderQueues<Work> {
     let foregroundLimit: Int
     /// Most background items running at once, 1...`workerCount`.
     let backgroundConcurrency: Int
+    /// Most preview items running at once: half the workers, at least one.
+    let previewConcurrency: Int
 
     /// Client misses, newest last.
     private var foreground = FIFO<(queuedAt: UInt64, work: Work)>()
     /// Prefetch items by job, sorted, newest group last.
     private var background: [(group: Int, items: FIFO<(key: String?, work: Work)>)] = []
+    private var previews = FIFO<Work>()
     private var idle = FIFO<Work>()
     private(set) var pace: PrefetchPace
-    private var runningForeground = 0, runningBackground = 0, runningIdle = 0
+    private var runningForeground = 0, runningBackground = 0, runningPreview = 0, runningIdle = 0
     private var stopping = false
     /// When a client miss or prefetch item was last queued or ended (uptime ns); 0: never.
     private var lastBusy: UInt64 = 0
@@ -74,6 +84,7 @@ struct RenderQueues<Work> {
         workerCount = max(1, workers)
         self.foregroundLimit = max(1, foregroundLimit)
         self.backgroundConcurrency = backgroundConcurrency > 0 ? min(backgroundConcurrency, workerCount) : workerCount
+        previewConcurrency = max(1, workerCount / 2)
         self.pace = pace
     }
 
@@ -99,10 +110,12 @@ struct RenderQueues<Work> {
                 background.insert((group, items), at: position)
             }
             if let key { pace.queued(key, position: ahead, now: now) }
+        case .preview:
+            previews.push(work)
         case .idle:
             idle.push(work)
         }
-        if priority != .idle { lastBusy = now }
+        if priority.isClientWork { lastBusy = now }
         return (true, parked.popLast())
     }
 
@@ -125,11 +138,16 @@ struct RenderQueues<Work> {
     mutating func take(worker: Int, at now: UInt64) -> Take {
         parked.removeAll { $0 == worker }
         let backgroundMayRun = runningBackground < backgroundConcurrency && !background.isEmpty
-        if let oldest = foreground.first, !(backgroundMayRun && pace.backgroundGoesFirst(at: now)) {
+        let catchingUp = backgroundMayRun && pace.backgroundGoesFirst(at: now)
+        if let oldest = foreground.first, !catchingUp {
             let behind = now &- oldest.queuedAt > Self.lifoAfterNanoseconds
             let work = behind ? foreground.popLast()!.work : foreground.pop()!.work
             runningForeground += 1
             return .run(work, .foreground)
+        }
+        if !catchingUp, runningPreview < previewConcurrency, let work = previews.pop() {
+            runningPreview += 1
+            return .run(work, .preview)
         }
         if backgroundMayRun {
             let last = background.count - 1
@@ -140,9 +158,11 @@ struct RenderQueues<Work> {
             runningBackground += 1
             return .run(item.work, .background(group: group))
         }
-        if !stopping, background.isEmpty, runningIdle == 0, !idle.isEmpty, runningForeground == 0, runningBackground == 0 {
-            // No client miss waits (else the first branch), nor any prefetch item, and none
-            // runs; the last one ended a quiet period ago, or it is waited for.
+        if !stopping, background.isEmpty, previews.isEmpty, runningIdle == 0, !idle.isEmpty, runningForeground == 0,
+           runningBackground == 0, runningPreview == 0 {
+            // No client miss waits (else the first branch), nor any preview or prefetch item,
+            // and none runs; the last client miss or prefetch item ended a quiet period ago, or
+            // it is waited for.
             let quietSince = lastBusy &+ Self.idleQuietNanoseconds
             if lastBusy == 0 || now >= quietSince {
                 runningIdle += 1
@@ -162,11 +182,13 @@ struct RenderQueues<Work> {
         switch priority {
         case .foreground: runningForeground -= 1
         case .background: runningBackground -= 1
+        case .preview: runningPreview -= 1
         case .idle: runningIdle -= 1
         }
-        if priority != .idle {
+        if priority.isClientWork {
             lastBusy = now
-            // Idle items (100 px backfill renders) say nothing of how long a thumbnail takes.
+            // Preview reads and idle items (100 px backfill renders) say nothing of how long a
+            // thumbnail takes.
             pace.ran(for: took)
         }
         return parked.popLast()
@@ -186,6 +208,9 @@ struct RenderQueues<Work> {
 
     /// Idle items waiting and running.
     var idleCounts: (queued: Int, running: Int) { (idle.count, runningIdle) }
+
+    /// Preview items waiting and running.
+    var previewCounts: (queued: Int, running: Int) { (previews.count, runningPreview) }
 }
 
 extension RenderQueues: Sendable where Work: Sendable {}

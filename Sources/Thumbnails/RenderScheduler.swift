@@ -2,11 +2,11 @@ import Foundation
 import Synchronization
 import Locking
 
-/// A bounded pool of render worker threads fed from two queues, client misses first and
-/// prefetch by job, with idle work when nothing else waits; which item runs next is decided by
-/// `RenderQueues` (the rules, and where they come from, are written there). This class only
-/// runs those decisions: its threads take items, run them, report them done, and park until
-/// woken.
+/// A bounded pool of render worker threads fed from three queues, client misses first, then
+/// placeholders from embedded previews, then prefetch by job, with idle work when nothing else
+/// waits; which item runs next is decided by `RenderQueues` (the rules, and where they come
+/// from, are written there). This class only runs those decisions: its threads take items, run
+/// them, report them done, and park until woken.
 /// Dedicated threads, not Dispatch: a libvips render blocks its thread for tens of ms.
 /// Thread-safe: the queues sit behind one `Mutex`; each worker parks on a semaphore of its own,
 /// which `RenderQueues` says when to signal.
@@ -16,11 +16,23 @@ public final class RenderScheduler: Sendable {
         case foreground
         /// Prefetch work of one job; higher `group` numbers are newer and run first.
         case background(group: Int)
+        /// A placeholder read from a photo's embedded preview (`PreviewPlaceholders`): after
+        /// client misses, before prefetch, on at most half the workers (`RenderQueues`).
+        case preview
         /// Work for no one waiting (the placeholder backfill): starts only while no client miss
         /// and no prefetch item waits or runs, and none has for `idleQuietNanoseconds`, one at a
         /// time, so a miss that comes meanwhile finds the other workers free and waits at most
         /// for it on a one-worker pool, and a client scrolling through misses meets none.
         case idle
+
+        /// Whether a client is served by it (a miss, or prefetch ahead of its scroll): what
+        /// keeps idle work waiting, and what the pace of prefetch is measured on.
+        var isClientWork: Bool {
+            switch self {
+            case .foreground, .background: true
+            case .preview, .idle: false
+            }
+        }
     }
 
     /// Number of worker threads (default: one per core).
@@ -104,6 +116,11 @@ public final class RenderScheduler: Sendable {
     /// Idle items waiting and running.
     public var idleCounts: (queued: Int, running: Int) {
         queues.withLock { $0.idleCounts }
+    }
+
+    /// Preview items waiting and running.
+    public var previewCounts: (queued: Int, running: Int) {
+        queues.withLock { $0.previewCounts }
     }
 
     /// Lets the workers exit once the queues are empty.

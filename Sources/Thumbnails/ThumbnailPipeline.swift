@@ -22,7 +22,9 @@ public final class ThumbnailPipeline: Sendable {
     public let configuration: PipelineConfiguration
     let memory: MemoryCache
     let disk: DiskCache
-    let scheduler: RenderScheduler
+    /// The render workers and their queues: every render, and the placeholders' preview reads
+    /// and backfill renders, run on them.
+    public let scheduler: RenderScheduler
     let renderStatistics = RenderStatistics()
     let knownFailures = KnownFailures()
     /// The placeholders renders make (`thumbhash` in the listing), kept in the store given at init.

@@ -1,7 +1,7 @@
-import CLinux
 import Dispatch
 import Foundation
 import Library
+import Locking
 import Rendering
 import Synchronization
 import Testing
@@ -35,7 +35,9 @@ import TestSupport
         // Each read waits for the test (10 s at most, so a scan that waited for it would end,
         // and be seen to have waited, rather than hang).
         let gate = DispatchSemaphore(value: 0)
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, threads: 1) { path, side, expected throws(RenderError) in
+        let scheduler = RenderScheduler(workers: 1)
+        defer { scheduler.stop() }
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler) { path, side, expected throws(RenderError) in
             _ = gate.wait(timeout: .now() + 10)
             return try Self.read(path, side, expected)
         }
@@ -55,26 +57,40 @@ import TestSupport
         #expect(index.generation == generation)
     }
 
-    /// Previews are read at a lower CPU priority than the rest of the process (the renders):
-    /// each read sees its thread's nice value 10 above the process's, and the thread the test
-    /// runs on (not a reader's) keeps its own.
-    @Test func previewsAreReadAtALowerCPUPriority() throws {
-        let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg"])
+    /// Previews are read on the render scheduler's preview lane: on its workers, after the
+    /// client misses queued before and after them, newest photo first (what a grid shows first).
+    @Test func previewsAreReadOnThePreviewLaneAfterClientMissesNewestFirst() throws {
+        // Taken in 2011, 2001 and 2000. The second's preview is 160x120 in a 311x450 photo
+        // (edited after it was taken), so it is not trusted; the last has none. Each is looked
+        // at, and those two are left to the backfill.
+        let photos = try Library_(["sony-cybershot-small-orientation6.jpg", "kodak-dc210-1998-vga.jpg", "galaxy-s-orientation6-gps-vga.jpg"])
         let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
         let placeholders = Placeholders(store: index)
-        let seen = Mutex<[Int32]>([])
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, threads: 2) { path, side, expected throws(RenderError) in
-            let nice = clinux_thread_nice()
-            seen.withLock { $0.append(nice) }
+        let scheduler = RenderScheduler(workers: 1)
+        defer { scheduler.stop() }
+        let ran = Mutex<[(name: String, role: ThreadRole)]>([])
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler) { path, side, expected throws(RenderError) in
+            ran.withLock { $0.append((String(decoding: path.bytes.split(separator: UInt8(ascii: "/")).last!, as: UTF8.self), ThreadRole.current)) }
             return try Self.read(path, side, expected)
         }
-        let before = clinux_thread_nice(), process = clinux_process_nice()
+        // The one worker is held by a client miss while the scan hands its photos over; a second
+        // miss comes after them.
+        let gate = DispatchSemaphore(value: 0)
+        scheduler.enqueue(.foreground) {
+            _ = gate.wait(timeout: .now() + 600)
+            ran.withLock { $0.append(("miss-1", ThreadRole.current)) }
+        }
         previews.start()
         index.rescan()
+        scheduler.enqueue(.foreground) { ran.withLock { $0.append(("miss-2", ThreadRole.current)) } }
+        gate.signal()
         previews.waitUntilIdle()
-        let reader = min(19, process + PreviewPlaceholders.niceness)
-        #expect(seen.withLock { $0 } == [reader, reader])
-        #expect(clinux_thread_nice() == before)
+        let newestFirst = index.listing(order: .newest, offset: 0, limit: 10).items.map { String(decoding: $0.path.bytes, as: UTF8.self) }
+        #expect(newestFirst == ["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg", "kodak-dc210-1998-vga.jpg"])
+        #expect(ran.withLock { $0.map(\.name) } == ["miss-1", "miss-2"] + newestFirst)
+        #expect(ran.withLock { $0.allSatisfy { $0.role == .renderWorker } })
+        #expect(placeholders.statistics.fromPreviews == 1)
+        #expect(placeholders.statistics.previewsMismatched == 1)
     }
 
     /// Stopped (the server shutting down), it writes nothing more to the index.
@@ -82,7 +98,9 @@ import TestSupport
         let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg"])
         let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
         let placeholders = Placeholders(store: index)
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, read: Self.read)
+        let scheduler = RenderScheduler(workers: 1)
+        defer { scheduler.stop() }
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler, read: Self.read)
         previews.start()
         previews.stop()
         index.rescan()
@@ -100,7 +118,9 @@ import TestSupport
         }
         let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
         let placeholders = Placeholders(store: index)
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, read: Self.read)
+        let scheduler = RenderScheduler(workers: 1)
+        defer { scheduler.stop() }
+        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler, read: Self.read)
         previews.start()
         previews.waitUntilIdle()
         #expect(placeholders.statistics.fromPreviews == 1)

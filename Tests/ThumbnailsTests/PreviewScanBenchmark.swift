@@ -3,21 +3,8 @@ import Foundation
 import Library
 import Rendering
 import Testing
+import TestSupport
 @testable import Thumbnails
-
-/// The shared corpus: `$THUMBD_CORPUS`, else `shared/corpus` beside the package root or one of
-/// its ancestors; nil when this clone has none.
-enum SharedCorpus {
-    static let path: String? = {
-        var candidates = ProcessInfo.processInfo.environment["THUMBD_CORPUS"].map { [$0] } ?? []
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            candidates.append(url.appendingPathComponent("shared/corpus").path)
-            url.deleteLastPathComponent()
-        }
-        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/photos") }
-    }()
-}
 
 /// A first scan of 10,000 phone photos with and without placeholders from embedded previews
 /// (docs/performance.md, "Placeholders from embedded previews"): hard links, under distinct
@@ -26,7 +13,7 @@ enum SharedCorpus {
 /// and with previews handed over, in 5 alternating rounds after a warm-up, then one scan with
 /// every preview read after it: the seconds that took and the placeholders' rate. A benchmark, not a check: run with
 /// `THUMBD_PREVIEW_BENCHMARK=1 swift test --skip-build --filter PreviewScanBenchmark`.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["THUMBD_PREVIEW_BENCHMARK"] == "1" && SharedCorpus.path != nil,
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["THUMBD_PREVIEW_BENCHMARK"] == "1" && Fixtures.corpus != nil,
                 "THUMBD_PREVIEW_BENCHMARK=1 and the shared corpus"))
 struct PreviewScanBenchmark {
     /// The corpus' phone photos: five with a preview of their shape, four without.
@@ -44,11 +31,13 @@ struct PreviewScanBenchmark {
         try FileManager.default.createDirectory(atPath: root + "/library", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         for i in 0..<Self.count {
-            let source = SharedCorpus.path! + "/" + Self.phones[i % Self.phones.count]
+            let source = Fixtures.corpus! + "/" + Self.phones[i % Self.phones.count]
             let name = String(format: "IMG_%05d.", i) + (source.hasSuffix(".heic") ? "heic" : "jpg")
             try FileManager.default.linkItem(atPath: source, toPath: root + "/library/" + name)
         }
         let library = try Library(root: root + "/library")
+        let scheduler = RenderScheduler()
+        defer { scheduler.stop() }
 
         /// One first scan into a fresh index: its seconds, and with previews (`all`: until the
         /// last is read; else they are stopped once the scan has returned) the seconds until
@@ -57,7 +46,7 @@ struct PreviewScanBenchmark {
             let database = root + "/index-\(previews)-\(round).sqlite"
             let index = try LibraryIndex(library: library, databasePath: database)
             let placeholders = Placeholders(store: index)
-            let maker = PreviewPlaceholders(index: index, placeholders: placeholders)
+            let maker = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler)
             if previews { maker.start() }
             let started = DispatchTime.now().uptimeNanoseconds
             index.rescan()

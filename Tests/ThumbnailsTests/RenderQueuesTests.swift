@@ -102,6 +102,39 @@ import Testing
         #expect(q.idleCounts == (0, 0))
     }
 
+    /// Previews run after client misses and before prefetch, on half the workers, without
+    /// waiting for a quiet pool; prefetch catching up goes before them; idle work waits for them.
+    @Test func previewsComeAfterClientMissesAndBeforePrefetchOnHalfTheWorkers() {
+        var q = queues(workers: 2)
+        _ = q.enqueue(.idle, "idle", at: 0)
+        _ = q.enqueue(.background(group: 1), key: "k1", "p1", at: 0)
+        for name in ["preview-1", "preview-2", "preview-3"] { _ = q.enqueue(.preview, name, at: 0) }
+        _ = q.enqueue(.foreground, "miss", at: 0)
+        #expect(take(&q, worker: 0, at: 0, keep: true) == "miss")
+        #expect(take(&q, worker: 1, at: 0, keep: true) == "preview-1")
+        // The miss ends: one preview runs already (half of two workers), so prefetch.
+        _ = q.finished(.foreground, took: 10 * Self.ms, at: 10 * Self.ms)
+        #expect(take(&q, worker: 0, at: 10, keep: true) == "p1")
+        #expect(q.previewCounts == (2, 1))
+        _ = q.finished(.preview, took: 2 * Self.ms, at: 12 * Self.ms)
+        #expect(take(&q, worker: 1, at: 12) == "preview-2")
+        _ = q.finished(.background(group: 1), took: 100 * Self.ms, at: 110 * Self.ms)
+        #expect(take(&q, worker: 0, at: 110, took: 2) == "preview-3")
+        // The previews are done; idle work waits for a quiet second after the prefetch item.
+        #expect(take(&q, worker: 0, at: 112) == "wait until 1110")
+        #expect(take(&q, worker: 0, at: 1110) == "idle")
+        #expect(queues(workers: 1).previewConcurrency == 1)
+        #expect(queues(workers: 4).previewConcurrency == 2)
+
+        // Prefetch behind its client goes before previews, as before client misses.
+        var late = queues()
+        for i in 1...2 { _ = late.enqueue(.background(group: 1), key: "k\(i)", "p\(i)", at: 0) }
+        _ = late.enqueue(.preview, "preview", at: 0)
+        #expect(late.clientMissed("k2", at: 301 * Self.ms) == true)
+        _ = late.enqueue(.foreground, "miss", at: 301 * Self.ms)
+        #expect((0..<4).map { _ in take(&late, at: 302, took: 0) } == ["p1", "p2", "miss", "preview"])
+    }
+
     @Test func aFullForegroundQueueRefuses() {
         var q = queues(foregroundLimit: 2)
         #expect(q.enqueue(.foreground, "a", at: 0).queued)

@@ -86,16 +86,4 @@ int clinux_inotify_unwatch(int fd, int wd);
 /// checked is its own. 0, or -1 with errno set.
 int clinux_rename_noreplace(const char *from, const char *to);
 
-/// Sets the calling thread's nice value (setpriority(2) on its thread id: Linux keeps one per
-/// thread, and `PRIO_PROCESS` with a thread id changes that thread alone). 0, or -1 with errno.
-/// A value lowered (a higher priority) needs CAP_SYS_NICE.
-int clinux_thread_set_nice(int nice);
-
-/// The calling thread's nice value (getpriority(2) on its thread id).
-int clinux_thread_nice(void);
-
-/// The process's nice value: its main thread's (getpriority(2) on the process id), which
-/// Dispatch's pool threads do not share (libdispatch renices them by quality of service).
-int clinux_process_nice(void);
-
 #endif

@@ -86,7 +86,7 @@ public final class ThumbService: HTTPResponder {
         // In a cluster, each node makes the placeholders of the photos it owns (docs/cluster.md).
         let owns: @Sendable (DiskPath) -> Bool
         if let cluster { owns = { path in cluster.owns(path.bytes) } } else { owns = { _ in true } }
-        previews = PreviewPlaceholders(index: index, placeholders: pipeline.placeholders, owns: owns)
+        previews = PreviewPlaceholders(index: index, placeholders: pipeline.placeholders, scheduler: pipeline.scheduler, owns: owns)
         backfill = ThumbhashBackfill(index: index, pipeline: pipeline, previews: previews, owns: owns)
         let settings = settings
         clusterPlaceholders = cluster.map { cluster in

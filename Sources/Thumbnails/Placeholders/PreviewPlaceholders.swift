@@ -1,4 +1,3 @@
-import CLinux
 import Dispatch
 import Foundation
 import Library
@@ -11,15 +10,15 @@ import Synchronization
 /// a HEIF, trusted when its shape after the photo's orientation is the photo's
 /// (`Renderer.embeddedPreview`). The photo is not decoded. Off the scan's path: the scan hands
 /// over the images it listed anew (`LibraryIndex.onFreshImages`) and returns, so the listing
-/// answers at once and the placeholders arrive after it, as the backfill's do (the `generation`
-/// does not change). A photo without a trusted preview is left to the backfill, which starts no
-/// pass while previews are pending (`isBusy`). Unlike the backfill it does not wait for clients
-/// to rest (the placeholders are wanted while a client browses), so it takes half the cores
-/// (`threads`), on threads of its own at a lower CPU priority (`niceness`): the renders of a
-/// client browsing meanwhile come first, and an idle server reads previews at full speed.
-/// In a cluster it reads only the previews of the photos this node owns (`owns`), as the
-/// backfill renders only those (docs/cluster.md, "Placeholders").
-/// Thread-safe: its counts behind one `Mutex`; batches run one after another on `queue`.
+/// answers at once and the placeholders arrive after it. A photo without a trusted preview is
+/// left to the backfill, which starts no pass while previews are pending (`isBusy`). Unlike the
+/// backfill it does not wait for clients to rest (the placeholders are wanted while a client
+/// browses): each read is an item of the render scheduler's preview lane
+/// (`RenderScheduler.Priority.preview`: after client misses, before prefetch, on half the
+/// workers), each batch newest first, the order a grid shows. In a cluster it reads only the
+/// previews of the photos this node owns (`owns`), as the backfill renders only those
+/// (docs/cluster.md, "Placeholders").
+/// Thread-safe: its state is atomics; reads run on the scheduler's workers.
 public final class PreviewPlaceholders: Sendable {
     /// Reads `path`'s embedded preview if it is still the file of identity `expected`
     /// (`Renderer.embeddedPreview`); tests give another.
@@ -27,36 +26,30 @@ public final class PreviewPlaceholders: Sendable {
 
     let index: LibraryIndex
     let placeholders: Placeholders
+    let scheduler: RenderScheduler
     let read: Read
-    /// Previews read at once: half the cores, at least one, by default.
-    let threads: Int
-    /// How much nicer than the process (its main thread, as the render workers are) the threads
-    /// that read previews are (setpriority(2), per thread; at most 19): 10, as background
-    /// indexers run, so that the kernel gives the render workers about ten times their share of
-    /// a busy core.
-    public static let niceness: Int32 = 10
     /// Whether this node makes `path`'s placeholder; every path by default.
     let owns: @Sendable (DiskPath) -> Bool
-    private let queue = DispatchQueue(label: "thumbd.preview-placeholders", qos: .utility)
     /// Images handed over and not yet looked at.
     private let pending = Atomic(0)
+    /// Entered per image handed over, left once it is looked at or skipped: `waitUntilIdle`.
+    private let outstanding = DispatchGroup()
     /// Set by `stop`: images not yet looked at are skipped.
     private let stopped = Atomic(false)
 
     /// - Parameters:
-    ///   - threads: previews read at once; `0` by default: half the cores, at least one (a HEIF's
-    ///     preview costs ~45 ms, docs/performance.md).
+    ///   - scheduler: whose preview lane reads them (the pipeline's).
     ///   - read: how a preview is read; `Renderer.embeddedPreview` by default.
     ///   - owns: whether this node makes a path's placeholder (every path by default; in a
     ///     cluster, those the ring gives this node).
-    public init(index: LibraryIndex, placeholders: Placeholders, threads: Int = 0,
+    public init(index: LibraryIndex, placeholders: Placeholders, scheduler: RenderScheduler,
                 read: @escaping Read = { path, side, expected throws(RenderError) in
                     try Renderer().embeddedPreview(file: path, side: side, expected: expected)
                 }, owns: @escaping @Sendable (DiskPath) -> Bool = { _ in true }) {
         self.index = index
         self.owns = owns
         self.placeholders = placeholders
-        self.threads = threads > 0 ? threads : max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        self.scheduler = scheduler
         self.read = read
     }
 
@@ -72,31 +65,19 @@ public final class PreviewPlaceholders: Sendable {
         enqueue(all)
     }
 
-    /// Looks at `records` on `queue` (returns at once): those that still need a placeholder
-    /// (`LibraryIndex.needsThumbhash`) get one from their trusted preview.
+    /// Queues `records` on the scheduler's preview lane, newest first (returns at once): those
+    /// that still need a placeholder when their turn comes (`LibraryIndex.needsThumbhash`) get
+    /// one from their trusted preview.
     public func enqueue(_ records: [AssetRecord]) {
         guard !records.isEmpty else { return }
         pending.add(records.count, ordering: .releasing)
-        queue.async { [self] in
-            // Threads of the batch's own, not Dispatch's pool: a nice value set on a pool thread
-            // would stay with the work it runs next, and could not be raised back unprivileged.
-            let next = Atomic(0)
-            let done = DispatchGroup()
-            let nice = min(19, clinux_process_nice() + Self.niceness)
-            for _ in 0..<min(threads, records.count) {
-                done.enter()
-                Thread { [self] in
-                    _ = clinux_thread_set_nice(nice)
-                    while true {
-                        let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                        guard i < records.count else { break }
-                        make(records[i])
-                        pending.subtract(1, ordering: .releasing)
-                    }
-                    done.leave()
-                }.start()
+        for record in records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) }) {
+            outstanding.enter()
+            scheduler.enqueue(.preview) { [self] in
+                make(record)
+                pending.subtract(1, ordering: .releasing)
+                outstanding.leave()
             }
-            done.wait()
         }
     }
 
@@ -108,12 +89,11 @@ public final class PreviewPlaceholders: Sendable {
 
     /// Blocks until every image handed over so far has been looked at (tests, benchmarks).
     public func waitUntilIdle() {
-        while isBusy { queue.sync {} }
+        outstanding.wait()
     }
 
     private func make(_ record: AssetRecord) {
-        ThreadRole.assertNot(.eventLoop, "PreviewPlaceholders reads files")
-        ThreadRole.assertNot(.renderWorker, "PreviewPlaceholders runs on its own queue, not the render workers'")
+        ThreadRole.assertCurrent(.renderWorker, "PreviewPlaceholders reads files on the render scheduler's preview lane")
         guard !stopped.load(ordering: .acquiring), record.durationMilliseconds == nil, owns(record.path),
               index.needsThumbhash(record.path, source: record.identity) else { return }
         let started = DispatchTime.now().uptimeNanoseconds
