@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 #endif
 import HTTP
+@testable import Library
+import Rendering
 import Testing
 import TestSupport
 @testable import ThumbServer
@@ -28,6 +30,10 @@ import TestSupport
             try super.init(library: library.path) { config in
                 config.clientKeys = [ClientKeyTests.alice]
                 config.adminToken = "the-admin-token"
+                // Placeholders are made only when a test says (`storeThumbhash`): each one made
+                // moves the generation these tests count.
+                config.thumbhashBackfill = false
+                config.thumbhashPreviews = false
             }
             put("a/one.jpg", "Landscape_1.jpg", at: ChangeFeedTests.y2020)
             put("a/two.jpg", "Landscape_1.jpg", at: ChangeFeedTests.y2021)
@@ -204,6 +210,51 @@ import TestSupport
         #expect(eventually(within: 30) { !short.values.isEmpty })
         let unchanged = Self.json(try #require(short.values.first))
         #expect(unchanged["generation"] as? Int == since + 1 && Self.placed(unchanged, "inserted").isEmpty)
+    }
+
+    /// A placeholder made after a page listed (a preview read, a render, the backfill, a peer's)
+    /// reaches it through the feed: a waiting request is answered, and the placeholders are told
+    /// as changed items at their places, with the same thumbnail URLs and the new `thumbhash`; the note that a file cannot be rendered is no placeholder and is not told.
+    @Test func aPlaceholderMadeAfterTheListingIsAChangedItem() throws {
+        let service = try Service()
+        let index = service.thumbd.service.index
+        let since = service.generation
+        let listing = Self.json(service.get("/assets?limit=100"))["items"] as? [[String: Any]] ?? []
+        let before = Dictionary(uniqueKeysWithValues: listing.map { ($0["path"] as! String, $0) })
+        #expect(before["a/two.jpg"]?["thumbhash"] is NSNull && before["b/kodak.jpg"]?["thumbhash"] is NSNull)
+        let parked = service.send("/assets/changes?since=\(since)&wait=60")
+        let records = index.listing(order: .newest, offset: 0, limit: 100).items
+        func record(_ path: String) throws -> AssetRecord { try #require(records.first { $0.path == DiskPath(path) }) }
+        let two: [UInt8] = [0x21, 0x08, 0x0a, 0x07, 0x80, 0x57, 0x88, 0x87, 0x78, 0x77, 0x88, 0x88, 0x68, 0x77, 0x88]
+        let kodak: [UInt8] = [0x55, 0x18, 0x0a, 0x07, 0x80, 0x57, 0x88, 0x87, 0x78, 0x77, 0x88, 0x88, 0x68, 0x77, 0x88]
+        index.storeThumbhash(two, for: DiskPath("a/two.jpg"), source: try record("a/two.jpg").identity)
+        index.storeThumbhash(kodak, for: DiskPath("b/kodak.jpg"), source: try record("b/kodak.jpg").identity)
+        index.storeThumbhash([], for: DiskPath("a/one.jpg"), source: try record("a/one.jpg").identity)   // cannot be rendered: no placeholder
+        // The request waiting for a change is answered by the publication (100 ms after the first
+        // arrival: the two are one generation unless this thread stalled between them).
+        #expect(eventually(within: 30) { !parked.values.isEmpty })
+        let woken = Self.json(try #require(parked.values.first))
+        #expect((woken["generation"] as? Int ?? 0) > since && !Self.placed(woken, "changed").isEmpty)
+        index.publishArrivedPlaceholders()   // one left, if this thread stalled
+        let generation = service.generation
+        #expect(generation == since + 1 || generation == since + 2)
+        let answer = Self.json(service.get("/assets/changes?since=\(since)"))
+        #expect(answer["generation"] as? Int == generation)
+        // Newest first: three(0) two(1) one(2) alice/a(3) kodak(4).
+        #expect(Self.placed(answer, "changed") == [1: "a/two.jpg", 4: "b/kodak.jpg"])
+        #expect(Self.placed(answer, "removed").isEmpty && Self.placed(answer, "inserted").isEmpty)
+        for entry in answer["changed"] as? [[String: Any]] ?? [] {
+            let item = try #require(entry["item"] as? [String: Any]), path = try #require(item["path"] as? String)
+            #expect(item["thumbhash"] as? String == Data(path == "a/two.jpg" ? two : kodak).base64EncodedString())
+            #expect(item["thumbnails"] as? [String: String] == before[path]?["thumbnails"] as? [String: String])
+        }
+        // In the other order, the same two at their places there: kodak(0) one(1) alice/a(2) two(3) three(4).
+        let oldest = Self.json(service.get("/assets/changes?since=\(since)&sort=oldest"))
+        #expect(Self.placed(oldest, "changed") == [0: "b/kodak.jpg", 3: "a/two.jpg"])
+        // A client key's folder holds neither: its answer has them not, but the new generation.
+        let alice = Self.json(service.get("/assets/changes?since=\(since)", key: "alice-phone-key"))
+        #expect(alice["generation"] as? Int == generation && Self.placed(alice, "changed").isEmpty)
+
     }
 
     /// Over a socket, as `thumbd` stops: a request parked on the feed is answered (200, nothing

@@ -11,6 +11,12 @@ struct ListingChange: Sendable {
     var removed: [(record: AssetRecord, realPath: DiskPath?)]
     /// The paths listed anew or replaced (their records are read as they are at the answer).
     var inserted: [DiskPath]
+    /// The paths whose placeholder arrived, their records unchanged (`publishArrivedPlaceholders`):
+    /// changed items of the feed, since their listing's `thumbhash` changed.
+    var placeholders: [DiskPath] = []
+
+    /// The paths it holds, for `ListingHistory`'s bound.
+    var pathCount: Int { removed.count + inserted.count + placeholders.count }
 }
 
 /// The changes of the latest generations, bounded: at most `maxGenerations` changes and
@@ -40,10 +46,10 @@ struct ListingHistory: Sendable {
     /// go while over either bound.
     mutating func append(_ change: ListingChange) {
         changes.append(change)
-        paths += change.removed.count + change.inserted.count
+        paths += change.pathCount
         var drop = 0
         while drop < changes.count && (changes.count - drop > Self.maxGenerations || paths > Self.maxPaths) {
-            paths -= changes[drop].removed.count + changes[drop].inserted.count
+            paths -= changes[drop].pathCount
             base = changes[drop].generation
             drop += 1
         }
@@ -73,7 +79,8 @@ public struct ListedAt: Sendable, Equatable {
 /// at `removed`'s indexes (in the listing at `since`), then insert `inserted`'s (indexes in the
 /// listing now, ascending), then replace `changed`'s (indexes in the listing now). An item
 /// replaced in place (another size or mtime, so new thumbnail versions) whose place stays is
-/// changed; one whose place changed (its `taken` moved) is removed and inserted.
+/// changed; one whose place changed (its `taken` moved) is removed and inserted. An item whose
+/// placeholder arrived since (the file unchanged) is changed too: its `thumbhash` is new.
 public struct ListingChanges: Sendable, Equatable {
     /// The generation the changes are from.
     public var since: Int
@@ -85,7 +92,8 @@ public struct ListingChanges: Sendable, Equatable {
     public var removed: [ListedAt]
     /// Items listed now and not at `since` (or not at the same place), ascending by index now.
     public var inserted: [ListedAt]
-    /// Items listed at both, at the same place, whose record changed, ascending by index now.
+    /// Items listed at both, at the same place, whose record or placeholder changed, ascending
+    /// by index now.
     public var changed: [ListedAt]
 }
 
@@ -107,18 +115,21 @@ extension LibraryIndex {
         // touched it says: it removed a record, or only inserted), and what is listed now.
         typealias Earlier = (record: AssetRecord, realPath: DiskPath?)?
         let read = state.withLock { s -> (generation: Int, earlier: [DiskPath: Earlier], now: [DiskPath: AssetRecord],
-                                          listing: [AssetRecord], realPaths: [DiskPath: DiskPath]?)? in
+                                          placeheld: [AssetRecord], listing: [AssetRecord], realPaths: [DiskPath: DiskPath]?)? in
             guard let after = s.history.since(since, current: s.generation) else { return nil }
-            var earlier: [DiskPath: Earlier] = [:]
+            var earlier: [DiskPath: Earlier] = [:], placeheld: Set<DiskPath> = []
             for change in after {
                 for removed in change.removed where earlier[removed.record.path] == nil {
                     earlier[removed.record.path] = .some(removed)
                 }
                 for path in change.inserted where earlier[path] == nil { earlier[path] = .some(nil) }
+                placeheld.formUnion(change.placeholders)
             }
             var now: [DiskPath: AssetRecord] = [:]
             for path in earlier.keys { now[path] = s.records[path] }
-            return (s.generation, earlier, now, order == .newest ? s.newest : s.oldest, s.knowsRealPaths ? s.realPaths : nil)
+            // Paths whose placeholder alone changed: listed now as they were then.
+            let placeheldNow = placeheld.subtracting(earlier.keys).compactMap { s.records[$0] }
+            return (s.generation, earlier, now, placeheldNow, order == .newest ? s.newest : s.oldest, s.knowsRealPaths ? s.realPaths : nil)
         }
         guard let read else { return nil }
         let listing = scope.isWhole ? read.listing : read.listing.filter { isListed($0.path, in: scope, realPaths: read.realPaths) }
@@ -137,6 +148,7 @@ extension LibraryIndex {
                 if was.listingKey == now.listingKey { changed.append(now) } else { gone.append(was); new.append(now) }
             }
         }
+        changed += read.placeheld.filter { isListed($0.path, in: scope, realPaths: read.realPaths) }
         let before = { (a: AssetRecord, b: AssetRecord) -> Bool in a.listingKey.precedes(b.listingKey, in: order) }
         gone.sort(by: before)
         new.sort(by: before)

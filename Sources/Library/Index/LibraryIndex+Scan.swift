@@ -117,6 +117,7 @@ extension LibraryIndex {
             Self.reorder(&s, removing: replaced, inserting: fresh)
             guard !replaced.isEmpty || !fresh.isEmpty else { return (nil, fresh) }
             s.generation += 1
+            s.recordsGeneration = s.generation
             s.history.append(ListingChange(
                 generation: s.generation,
                 removed: replaced.map { record in (record, earlierRealPaths.map { $0[record.path] ?? record.path }) },

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Rendering
 
@@ -5,7 +6,10 @@ import Rendering
 /// from the pixels of a render, kept with the source identity (size, mtime) it was made from, so
 /// a replaced file never shows its old placeholder. Kept in memory (`thumbhashes`, its own lock)
 /// and in the database's `thumbhashes` table; rows of a path that changed or went are dropped
-/// with the scan that saw it (`persist`), and a restart loads the rest.
+/// with the scan that saw it (`persist`), and a restart loads the rest. A placeholder that
+/// arrives for a listed image changes the listing (its `thumbhash`): those that arrive within
+/// `placeholderPublicationNanoseconds` are published as one generation, which the change feed
+/// answers as changed items, so an open page shows them (`publishArrivedPlaceholders`).
 extension LibraryIndex {
     /// One asset's placeholder: the hash (5-25 bytes; empty, NULL in the table: its source
     /// cannot be rendered, so none is made until it changes) and the identity of the file it
@@ -96,8 +100,50 @@ extension LibraryIndex {
     public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
         thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
-        if !hash.isEmpty { placeholderFeed.withLock { $0.append(path) } }
+        if !hash.isEmpty {
+            placeholderFeed.withLock { $0.append(path) }
+            placeholderArrived(path)
+        }
         write(hash, for: path, source: source)
+    }
+
+    /// How long the placeholders that arrive are gathered before they are published as one
+    /// generation of the listing, ns: 100 ms. A first scan's previews arrive hundreds a second,
+    /// and each generation wakes every waiting change-feed request; an open page still shows a
+    /// placeholder within about a fifth of a second of its making.
+    static let placeholderPublicationNanoseconds = 100_000_000
+
+    /// Notes that `path`'s placeholder arrived; the first arrival after a publication schedules
+    /// the next, `placeholderPublicationNanoseconds` later, on a global queue.
+    func placeholderArrived(_ path: DiskPath) {
+        let schedule = arrivedPlaceholders.withLock { arrived -> Bool in
+            guard arrived != nil else {
+                arrived = [path]
+                return true
+            }
+            arrived!.append(path)
+            return false
+        }
+        guard schedule else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Self.placeholderPublicationNanoseconds)) { [weak self] in
+            self?.publishArrivedPlaceholders()
+        }
+    }
+
+    /// Publishes the placeholders that arrived since the last publication: one generation whose
+    /// change names those of them still listed (the change feed's changed items), told to the
+    /// generation's observers; nothing when none is listed any more.
+    func publishArrivedPlaceholders() {
+        guard let arrived = arrivedPlaceholders.withLock({ arrived in defer { arrived = nil }; return arrived }) else { return }
+        let moved = state.withLock { s -> Int? in
+            var seen: Set<DiskPath> = []
+            let listed = arrived.filter { s.records[$0] != nil && seen.insert($0).inserted }
+            guard !listed.isEmpty else { return nil }
+            s.generation += 1
+            s.history.append(ListingChange(generation: s.generation, removed: [], inserted: [], placeholders: listed))
+            return s.generation
+        }
+        if let moved { for observer in generationObservers.withLock({ $0 }) { observer(moved) } }
     }
 
     /// What became of another node's placeholder offered to this index (`adoptThumbhash`).
@@ -131,6 +177,7 @@ extension LibraryIndex {
             return true
         }
         guard kept else { return .notNeeded }
+        placeholderArrived(path)
         write(hash, for: path, source: source)
         return .kept
     }

@@ -47,8 +47,12 @@ public final class LibraryIndex: Sendable {
         var entriesUnder: [DiskPath: Int] = [:]
         var newest: [AssetRecord] = []
         var oldest: [AssetRecord] = []
-        /// The listing's generation (`generation`): one more each time the listed records change.
+        /// The listing's generation (`generation`): one more each time the listed records, or
+        /// the placeholders of listed images, change.
         var generation = LibraryIndex.firstGeneration()
+        /// The generation of the last change of the listed records themselves
+        /// (`recordsGeneration`).
+        var recordsGeneration = LibraryIndex.firstGeneration()
         /// What changed at each of the latest generations (`LibraryIndex+Changes`).
         var history = ListingHistory()
         var headerReads = 0
@@ -99,6 +103,9 @@ public final class LibraryIndex: Sendable {
     let scanLock = Mutex(())
     /// Called after each change of `generation` (`onGenerationChange`), outside `state`'s lock.
     let generationObservers = Mutex<[@Sendable (Int) -> Void]>([])
+    /// The paths whose placeholders arrived since the last publication, while one is scheduled;
+    /// nil while none is (`placeholderArrived`).
+    let arrivedPlaceholders = Mutex<[DiskPath]?>(nil)
     /// Told of the images each scan lists anew (`onFreshImages`); nil: no one is.
     let freshImagesHandler = Mutex<(@Sendable ([AssetRecord]) -> Void)?>(nil)
     /// Whether the index is kept in its database file; false when that file is busy, damaged
@@ -190,10 +197,17 @@ public final class LibraryIndex: Sendable {
 
     /// The listing's generation (docs/API.md, "Listing"): a number that changes whenever what is
     /// listed changes (an image added, removed, renamed or replaced, or its header read again
-    /// with another size or time), and not otherwise; compare it for equality only. It starts at
+    /// with another size or time, or its placeholder made: `publishArrivedPlaceholders`), and
+    /// not otherwise; compare it for equality only. It starts at
     /// the time the index was opened, µs since the epoch, and counts up by one per change from
     /// there, so a restart never gives a number an earlier run gave a different listing.
     public var generation: Int { state.withLock { $0.generation } }
+
+    /// The `generation` of the last change of the listed images themselves (an image added,
+    /// removed, renamed or replaced), placeholders aside: what work over the listed files (the
+    /// backfill, the adoption of peers' placeholders) waits for, so that the placeholders it
+    /// makes do not start it again.
+    public var recordsGeneration: Int { state.withLock { $0.recordsGeneration } }
 
     /// Where a run's generations start: µs since the epoch (about 1.8e15 in 2026, below 2^53, so
     /// a JSON client reads it exactly).

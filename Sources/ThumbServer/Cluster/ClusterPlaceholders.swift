@@ -97,7 +97,7 @@ final class ClusterPlaceholders: Sendable {
     /// When the listing changed since the waiting entries were last offered, offers them again:
     /// those kept, not needed or stale go; those still not listed wait on.
     private func offerWaiting() {
-        let generation = index.generation   // read before offering: a change after it is offered for again
+        let generation = index.recordsGeneration   // read before offering: a change after it is offered for again
         let entries = waiting.withLock { w -> [DiskPath: (SourceIdentity, [UInt8])] in
             guard w.generation != generation, !w.entries.isEmpty else { return [:] }
             w.generation = generation

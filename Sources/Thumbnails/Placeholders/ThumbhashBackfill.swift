@@ -7,10 +7,10 @@ import Synchronization
 /// `thumbhash`), at the lowest priority: one render at a time on the scheduler's idle queue,
 /// which starts one only once no client miss and no prefetch item has waited or run for a second
 /// (`RenderScheduler.Priority.idle`). A pass walks the listing newest first (what a grid shows
-/// first) from a cursor; when it reaches the end the backfill rests until the listing's
-/// generation changes, so an unchanged library is backfilled once, and since made placeholders
-/// (and notes that a source cannot be rendered) are kept in the index, a restart does not redo
-/// them. Each render decodes its source with shrink-on-load into `box` (at most 100x100 px) and
+/// first) from a cursor; when it reaches the end the backfill rests until the listed images
+/// change (`LibraryIndex.recordsGeneration`: the placeholders it makes do not count), so an
+/// unchanged library is backfilled once, and since made placeholders (and notes that a source
+/// cannot be rendered) are kept in the index, a restart does not redo them. Each render decodes its source with shrink-on-load into `box` (at most 100x100 px) and
 /// is not cached: only its placeholder is kept. No pass begins while embedded previews are being
 /// read (`PreviewPlaceholders.isBusy`): a photo with a trusted preview needs no render. In a
 /// cluster it makes only the placeholders of the photos this node owns (`owns`: the ring's
@@ -101,7 +101,7 @@ public final class ThumbhashBackfill: Sendable {
     }
 
     private func wake() {
-        let generation = index.generation
+        let generation = index.recordsGeneration
         let begin = state.withLock { s -> Bool in
             guard !s.stopped, !s.busy else { return false }
             guard index.isComplete, previews?.isBusy != true,

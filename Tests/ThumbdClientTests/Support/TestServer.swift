@@ -22,9 +22,11 @@ final class TestServer: @unchecked Sendable {
         config.port = 0
         config.cacheDirectory = cacheDirectory
         config.shutdownGraceSeconds = 2
-        // No backfill: a placeholder arriving mid-test changes the listing's items (a change
-        // the client reports) and takes a render the gated renderer would count.
+        // No backfill nor previews: a placeholder arriving mid-test changes the listing (its
+        // generation, a change the client reports) and a backfill render is one the gated
+        // renderer would count.
         config.thumbhashBackfill = false
+        config.thumbhashPreviews = false
         config.libraryWatch = false
         configure(&config)
         thumbd = try Thumbd(config: config, process: ProcessSetup.prepare(), renderer: renderer)
