@@ -24,10 +24,14 @@
 /// for each client miss (`PrefetchPace`).
 ///
 /// Preview work (placeholders read from photos' embedded previews, `PreviewPlaceholders`) runs
-/// after client misses and before prefetch, on at most `previewConcurrency` workers: a preview
-/// costs about a tenth of a render and gives a cell of any row something to show, while a
-/// client miss that comes meanwhile finds a worker free (or waits for one preview). Prefetch
-/// that is catching up goes before it, as it goes before client misses.
+/// after client misses and before prefetch: a preview costs about a twentieth of a render and
+/// gives a cell of any row something to show (a grid flung past its first screens shows them
+/// rather than blank cells), while a client miss that comes meanwhile waits for one preview at
+/// most. Prefetch that is catching up goes before it when it goes before a client miss. The
+/// previews of a grid's first screens (`.preview(firstScreens: true)`) go before client misses:
+/// on a cold server the first screen's misses come a moment after its listing, and each of its
+/// cells is then painted a twentieth of a render later (its placeholder) rather than a whole
+/// screen of renders later.
 ///
 /// Idle work (the placeholder backfill) starts only while no client miss, no preview and no
 /// prefetch item waits or runs, and no client miss nor prefetch item has for
@@ -58,14 +62,12 @@ struct RenderQueues<Work> {
     let foregroundLimit: Int
     /// Most background items running at once, 1...`workerCount`.
     let backgroundConcurrency: Int
-    /// Most preview items running at once: half the workers, at least one.
-    let previewConcurrency: Int
 
     /// Client misses, newest last.
     private var foreground = FIFO<(queuedAt: UInt64, work: Work)>()
     /// Prefetch items by job, sorted, newest group last.
     private var background: [(group: Int, items: FIFO<(key: String?, work: Work)>)] = []
-    private var previews = FIFO<Work>()
+    private var previews = FIFO<Work>(), firstScreenPreviews = FIFO<Work>()
     private var idle = FIFO<Work>()
     private(set) var pace: PrefetchPace
     private var runningForeground = 0, runningBackground = 0, runningPreview = 0, runningIdle = 0
@@ -84,7 +86,6 @@ struct RenderQueues<Work> {
         workerCount = max(1, workers)
         self.foregroundLimit = max(1, foregroundLimit)
         self.backgroundConcurrency = backgroundConcurrency > 0 ? min(backgroundConcurrency, workerCount) : workerCount
-        previewConcurrency = max(1, workerCount / 2)
         self.pace = pace
     }
 
@@ -110,8 +111,8 @@ struct RenderQueues<Work> {
                 background.insert((group, items), at: position)
             }
             if let key { pace.queued(key, position: ahead, now: now) }
-        case .preview:
-            previews.push(work)
+        case .preview(let firstScreens):
+            if firstScreens { firstScreenPreviews.push(work) } else { previews.push(work) }
         case .idle:
             idle.push(work)
         }
@@ -138,16 +139,21 @@ struct RenderQueues<Work> {
     mutating func take(worker: Int, at now: UInt64) -> Take {
         parked.removeAll { $0 == worker }
         let backgroundMayRun = runningBackground < backgroundConcurrency && !background.isEmpty
-        let catchingUp = backgroundMayRun && pace.backgroundGoesFirst(at: now)
-        if let oldest = foreground.first, !catchingUp {
+        if let work = firstScreenPreviews.pop() {
+            runningPreview += 1
+            return .run(work, .preview(firstScreens: true))
+        }
+        // Asked only with a client miss waiting: each call is one pick of the catch-up's cadence.
+        let prefetchFirst = !foreground.isEmpty && backgroundMayRun && pace.backgroundGoesFirst(at: now)
+        if !prefetchFirst, let oldest = foreground.first {
             let behind = now &- oldest.queuedAt > Self.lifoAfterNanoseconds
             let work = behind ? foreground.popLast()!.work : foreground.pop()!.work
             runningForeground += 1
             return .run(work, .foreground)
         }
-        if !catchingUp, runningPreview < previewConcurrency, let work = previews.pop() {
+        if !prefetchFirst, let work = previews.pop() {
             runningPreview += 1
-            return .run(work, .preview)
+            return .run(work, .preview(firstScreens: false))
         }
         if backgroundMayRun {
             let last = background.count - 1
@@ -158,7 +164,7 @@ struct RenderQueues<Work> {
             runningBackground += 1
             return .run(item.work, .background(group: group))
         }
-        if !stopping, background.isEmpty, previews.isEmpty, runningIdle == 0, !idle.isEmpty, runningForeground == 0,
+        if !stopping, background.isEmpty, previews.isEmpty, firstScreenPreviews.isEmpty, runningIdle == 0, !idle.isEmpty, runningForeground == 0,
            runningBackground == 0, runningPreview == 0 {
             // No client miss waits (else the first branch), nor any preview or prefetch item,
             // and none runs; the last client miss or prefetch item ended a quiet period ago, or
@@ -210,7 +216,7 @@ struct RenderQueues<Work> {
     var idleCounts: (queued: Int, running: Int) { (idle.count, runningIdle) }
 
     /// Preview items waiting and running.
-    var previewCounts: (queued: Int, running: Int) { (previews.count, runningPreview) }
+    var previewCounts: (queued: Int, running: Int) { (previews.count + firstScreenPreviews.count, runningPreview) }
 }
 
 extension RenderQueues: Sendable where Work: Sendable {}

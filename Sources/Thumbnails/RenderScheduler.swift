@@ -17,8 +17,9 @@ public final class RenderScheduler: Sendable {
         /// Prefetch work of one job; higher `group` numbers are newer and run first.
         case background(group: Int)
         /// A placeholder read from a photo's embedded preview (`PreviewPlaceholders`): after
-        /// client misses, before prefetch, on at most half the workers (`RenderQueues`).
-        case preview
+        /// client misses, before prefetch; those of a grid's first
+        /// screens (`firstScreens`) before client misses (`RenderQueues`).
+        case preview(firstScreens: Bool)
         /// Work for no one waiting (the placeholder backfill): starts only while no client miss
         /// and no prefetch item waits or runs, and none has for `idleQuietNanoseconds`, one at a
         /// time, so a miss that comes meanwhile finds the other workers free and waits at most

@@ -74,9 +74,10 @@ class Server:
     """thumbd on a temporary library filled by `fill(library_path)`, with a fresh cache directory
     and an access log; `arguments` are more flags."""
 
-    def __init__(self, binary, fill, arguments=(), client_key=None):
+    def __init__(self, binary, fill, arguments=(), client_key=None, wait=True):
         """`client_key`: the server has `client_keys` with this one key (config file only), and
-        this harness's own requests carry it."""
+        this harness's own requests carry it. `wait`: return once the library is listed (else
+        once started: a cold server, its first scan under way)."""
         self.dir = tempfile.mkdtemp(prefix="thumbd-browser-")
         self.library = os.path.join(self.dir, "library")
         os.mkdir(self.library)
@@ -100,7 +101,7 @@ class Server:
                  "--host", "127.0.0.1", "--port", str(self.port), "--index-rescan-seconds", "0.2", "--access-log"]
                 + list(arguments),
                 stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-            if self._wait_until_listed():
+            if not wait or self._wait_until_listed():
                 return
         raise Failure("thumbd did not start: " + self.output())
 

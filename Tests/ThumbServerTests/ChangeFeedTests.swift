@@ -30,10 +30,7 @@ import TestSupport
             try super.init(library: library.path) { config in
                 config.clientKeys = [ClientKeyTests.alice]
                 config.adminToken = "the-admin-token"
-                // Placeholders are made only when a test says (`storeThumbhash`): each one made
-                // moves the generation these tests count.
-                config.thumbhashBackfill = false
-                config.thumbhashPreviews = false
+                config.makeNoPlaceholders()   // made only when a test says (`storeThumbhash`)
             }
             put("a/one.jpg", "Landscape_1.jpg", at: ChangeFeedTests.y2020)
             put("a/two.jpg", "Landscape_1.jpg", at: ChangeFeedTests.y2021)
@@ -230,7 +227,7 @@ import TestSupport
         index.storeThumbhash(two, for: DiskPath("a/two.jpg"), source: try record("a/two.jpg").identity)
         index.storeThumbhash(kodak, for: DiskPath("b/kodak.jpg"), source: try record("b/kodak.jpg").identity)
         index.storeThumbhash([], for: DiskPath("a/one.jpg"), source: try record("a/one.jpg").identity)   // cannot be rendered: no placeholder
-        // The request waiting for a change is answered by the publication (100 ms after the first
+        // The request waiting for a change is answered by the publication (50 ms after the first
         // arrival: the two are one generation unless this thread stalled between them).
         #expect(eventually(within: 30) { !parked.values.isEmpty })
         let woken = Self.json(try #require(parked.values.first))
@@ -260,7 +257,10 @@ import TestSupport
     /// Over a socket, as `thumbd` stops: a request parked on the feed is answered (200, nothing
     /// changed) at once, so the shutdown need not wait out its grace period (30 s here) for it.
     @Test func shutdownAnswersAParkedRequestOverItsSocket() throws {
-        let server = try ServerHarness(library: Paths.fixturePhotos) { $0.shutdownGraceSeconds = 30 }
+        let server = try ServerHarness(library: Paths.fixturePhotos) {
+            $0.shutdownGraceSeconds = 30
+            $0.makeNoPlaceholders()
+        }
         server.waitForInitialScan()
         let since = server.thumbd.service.index.generation
         let answer = LockedArray<TestResponse>()
@@ -283,7 +283,7 @@ import TestSupport
     /// A client that closes its connection while parked leaves: its place among the waiters is
     /// free again (`HTTPClientAbort`), not held until its wait ends.
     @Test func aClientThatGoesAwayLeavesTheWaiters() throws {
-        let server = try ServerHarness(library: Paths.fixturePhotos)
+        let server = try ServerHarness(library: Paths.fixturePhotos) { $0.makeNoPlaceholders() }
         server.waitForInitialScan()
         let fd = try TestClient.connect(port: server.port)
         let request = Array("GET /assets/changes?since=\(server.thumbd.service.index.generation)&wait=60 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)

@@ -19,20 +19,13 @@ import TestSupport
         return try TestClient.parse(TestClient.exchange(port: server.port, Array(request.utf8)))
     }
 
-    /// No backfill nor previews: a placeholder made mid-test would move the generation these
-    /// tests count.
-    static func noPlaceholdersMade(_ config: inout Config) {
-        config.thumbhashBackfill = false
-        config.thumbhashPreviews = false
-    }
-
     /// A server over `count` hard links (`link-0000.jpg`…: one mtime, so one `taken`, ordered
     /// by path in both sorts), its first scan done, rescanned only when the test says.
     func server(_ library: LinksLibrary) throws -> ServerHarness {
         let server = try ServerHarness(library: library.root) {
             $0.indexRescanSeconds = 3600
             $0.libraryWatch = false
-            Self.noPlaceholdersMade(&$0)
+            $0.makeNoPlaceholders()
         }
         server.waitForInitialScan()
         return server
@@ -145,7 +138,7 @@ import TestSupport
         let server = try ServerHarness(library: library.root) {
             $0.indexRescanSeconds = 3600
             $0.libraryWatch = true
-            Self.noPlaceholdersMade(&$0)
+            $0.makeNoPlaceholders()
         }
         server.waitForInitialScan()
         let first = try server.get("/assets?limit=2")

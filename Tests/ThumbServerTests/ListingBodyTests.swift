@@ -27,8 +27,7 @@ import TestSupport
 
     @Test func theHandWrittenPageIsTheCodableShape() throws {
         let library = try Library()
-        // No placeholder made meanwhile: it would move the generation checked below.
-        let service = try InProcessServer(library: library.root) { $0.thumbhashBackfill = false; $0.thumbhashPreviews = false }
+        let service = try InProcessServer(library: library.root) { $0.makeNoPlaceholders() }   // the generation is checked
         #expect(eventually { service.thumbd.service.index.isComplete })
         let response = service.respond("GET", "/assets?limit=1")
         #expect(response.status == 200)

@@ -1,4 +1,7 @@
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 @testable import Library
 import Locking
@@ -54,18 +57,20 @@ import TestSupport
         #expect(!previews.isBusy)
         #expect(index.thumbhash(of: record)?.isEmpty == false)
         #expect(placeholders.statistics.fromPreviews == 1)
-        // The placeholder is published as one generation (at once here, else 100 ms after it).
+        // The placeholder is published as one generation (at once here, else 50 ms after it).
         index.publishArrivedPlaceholders()
         #expect(index.generation == generation + 1)
     }
 
-    /// Previews are read on the render scheduler's preview lane: on its workers, after the
-    /// client misses queued before and after them, newest photo first (what a grid shows first).
-    @Test func previewsAreReadOnThePreviewLaneAfterClientMissesNewestFirst() throws {
-        // Taken in 2011, 2001 and 2000. The second's preview is 160x120 in a 311x450 photo
-        // (edited after it was taken), so it is not trusted; the last has none. Each is looked
-        // at, and those two are left to the backfill.
+    /// Previews are read on the render scheduler's preview lane: on its workers, newest photo
+    /// first (what a grid shows first); a batch's first screens (`firstScreens`) before the
+    /// client misses waiting, the rest after them.
+    @Test func previewsAreReadOnThePreviewLaneNewestFirstTheFirstScreensBeforeClientMisses() throws {
+        // Taken in 2011, 2001 and 2000, then 60 more names of the last (one `taken`: by path).
+        // The second's preview is 160x120 in a 311x450 photo (edited after it was taken), so it
+        // is not trusted; the others have none but the first. Each is looked at.
         let photos = try Library_(["sony-cybershot-small-orientation6.jpg", "kodak-dc210-1998-vga.jpg", "galaxy-s-orientation6-gps-vga.jpg"])
+        for n in 0..<60 { #expect(link(photos.root + "/kodak-dc210-1998-vga.jpg", photos.root + "/kodak-\(n).jpg") == 0) }
         let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
         let placeholders = Placeholders(store: index)
         let scheduler = RenderScheduler(workers: 1)
@@ -75,21 +80,24 @@ import TestSupport
             ran.withLock { $0.append((String(decoding: path.bytes.split(separator: UInt8(ascii: "/")).last!, as: UTF8.self), ThreadRole.current)) }
             return try Self.read(path, side, expected)
         }
-        // The one worker is held by a client miss while the scan hands its photos over; a second
-        // miss comes after them.
-        let gate = DispatchSemaphore(value: 0)
+        // The one worker is held by a client miss while the scan hands its photos over; another
+        // miss waits.
+        let gate = DispatchSemaphore(value: 0), running = DispatchSemaphore(value: 0)
         scheduler.enqueue(.foreground) {
+            running.signal()
             _ = gate.wait(timeout: .now() + 600)
-            ran.withLock { $0.append(("miss-1", ThreadRole.current)) }
         }
+        running.wait()
         previews.start()
         index.rescan()
-        scheduler.enqueue(.foreground) { ran.withLock { $0.append(("miss-2", ThreadRole.current)) } }
+        scheduler.enqueue(.foreground) { ran.withLock { $0.append(("miss", ThreadRole.current)) } }
         gate.signal()
         previews.waitUntilIdle()
-        let newestFirst = index.listing(order: .newest, offset: 0, limit: 10).items.map { String(decoding: $0.path.bytes, as: UTF8.self) }
-        #expect(newestFirst == ["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg", "kodak-dc210-1998-vga.jpg"])
-        #expect(ran.withLock { $0.map(\.name) } == ["miss-1", "miss-2"] + newestFirst)
+        let newestFirst = index.listing(order: .newest, offset: 0, limit: 100).items.map { String(decoding: $0.path.bytes, as: UTF8.self) }
+        #expect(newestFirst.count == 63)
+        #expect(Array(newestFirst.prefix(3)) == ["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg", "kodak-0.jpg"])
+        #expect(ran.withLock { $0.map(\.name) } == Array(newestFirst.prefix(PreviewPlaceholders.firstScreens)) + ["miss"]
+                + Array(newestFirst.dropFirst(PreviewPlaceholders.firstScreens)))
         #expect(ran.withLock { $0.allSatisfy { $0.role == .renderWorker } })
         #expect(placeholders.statistics.fromPreviews == 1)
         #expect(placeholders.statistics.previewsMismatched == 1)

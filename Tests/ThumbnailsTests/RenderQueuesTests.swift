@@ -102,37 +102,45 @@ import Testing
         #expect(q.idleCounts == (0, 0))
     }
 
-    /// Previews run after client misses and before prefetch, on half the workers, without
-    /// waiting for a quiet pool; prefetch catching up goes before them; idle work waits for them.
-    @Test func previewsComeAfterClientMissesAndBeforePrefetchOnHalfTheWorkers() {
+    /// Previews run after client misses and before prefetch, without waiting for a quiet pool;
+    /// prefetch catching up goes before them; idle work waits for them; those of the first
+    /// screens go before client misses.
+    @Test func previewsComeAfterClientMissesAndBeforePrefetch() {
         var q = queues(workers: 2)
         _ = q.enqueue(.idle, "idle", at: 0)
         _ = q.enqueue(.background(group: 1), key: "k1", "p1", at: 0)
-        for name in ["preview-1", "preview-2", "preview-3"] { _ = q.enqueue(.preview, name, at: 0) }
+        for name in ["preview-1", "preview-2", "preview-3"] { _ = q.enqueue(.preview(firstScreens: false), name, at: 0) }
         _ = q.enqueue(.foreground, "miss", at: 0)
         #expect(take(&q, worker: 0, at: 0, keep: true) == "miss")
         #expect(take(&q, worker: 1, at: 0, keep: true) == "preview-1")
-        // The miss ends: one preview runs already (half of two workers), so prefetch.
         _ = q.finished(.foreground, took: 10 * Self.ms, at: 10 * Self.ms)
-        #expect(take(&q, worker: 0, at: 10, keep: true) == "p1")
-        #expect(q.previewCounts == (2, 1))
-        _ = q.finished(.preview, took: 2 * Self.ms, at: 12 * Self.ms)
-        #expect(take(&q, worker: 1, at: 12) == "preview-2")
-        _ = q.finished(.background(group: 1), took: 100 * Self.ms, at: 110 * Self.ms)
-        #expect(take(&q, worker: 0, at: 110, took: 2) == "preview-3")
+        #expect(take(&q, worker: 0, at: 10, keep: true) == "preview-2")
+        #expect(q.previewCounts == (1, 2))
+        _ = q.finished(.preview(firstScreens: false), took: 2 * Self.ms, at: 12 * Self.ms)
+        #expect(take(&q, worker: 1, at: 12) == "preview-3")
+        _ = q.finished(.preview(firstScreens: false), took: 2 * Self.ms, at: 12 * Self.ms)
+        #expect(take(&q, worker: 0, at: 12) == "p1")   // ends at 112 ms
         // The previews are done; idle work waits for a quiet second after the prefetch item.
-        #expect(take(&q, worker: 0, at: 112) == "wait until 1110")
-        #expect(take(&q, worker: 0, at: 1110) == "idle")
-        #expect(queues(workers: 1).previewConcurrency == 1)
-        #expect(queues(workers: 4).previewConcurrency == 2)
+        #expect(take(&q, worker: 0, at: 112) == "wait until 1112")
+        #expect(take(&q, worker: 0, at: 1112) == "idle")
 
         // Prefetch behind its client goes before previews, as before client misses.
         var late = queues()
         for i in 1...2 { _ = late.enqueue(.background(group: 1), key: "k\(i)", "p\(i)", at: 0) }
-        _ = late.enqueue(.preview, "preview", at: 0)
+        _ = late.enqueue(.preview(firstScreens: false), "preview", at: 0)
         #expect(late.clientMissed("k2", at: 301 * Self.ms) == true)
         _ = late.enqueue(.foreground, "miss", at: 301 * Self.ms)
         #expect((0..<4).map { _ in take(&late, at: 302, took: 0) } == ["p1", "p2", "miss", "preview"])
+
+        // The previews of a grid's first screens go before client misses.
+        var cold = queues(workers: 2)
+        _ = cold.enqueue(.foreground, "miss", at: 0)
+        _ = cold.enqueue(.preview(firstScreens: false), "later-preview", at: 0)
+        for name in ["first-1", "first-2", "first-3"] { _ = cold.enqueue(.preview(firstScreens: true), name, at: 0) }
+        #expect(take(&cold, worker: 0, at: 0, keep: true) == "first-1")
+        #expect(take(&cold, worker: 1, at: 0, keep: true) == "first-2")
+        _ = cold.finished(.preview(firstScreens: true), took: 2 * Self.ms, at: 2 * Self.ms)
+        #expect((0..<3).map { _ in take(&cold, worker: 0, at: 2, took: 0) } == ["first-3", "miss", "later-preview"])
     }
 
     @Test func aFullForegroundQueueRefuses() {

@@ -108,10 +108,10 @@ extension LibraryIndex {
     }
 
     /// How long the placeholders that arrive are gathered before they are published as one
-    /// generation of the listing, ns: 100 ms. A first scan's previews arrive hundreds a second,
+    /// generation of the listing, ns: 50 ms. A first scan's previews arrive hundreds a second,
     /// and each generation wakes every waiting change-feed request; an open page still shows a
-    /// placeholder within about a fifth of a second of its making.
-    static let placeholderPublicationNanoseconds = 100_000_000
+    /// placeholder within about a tenth of a second of its making.
+    static let placeholderPublicationNanoseconds = 50_000_000
 
     /// Notes that `path`'s placeholder arrived; the first arrival after a publication schedules
     /// the next, `placeholderPublicationNanoseconds` later, on a global queue.

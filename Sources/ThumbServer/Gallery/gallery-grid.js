@@ -214,6 +214,8 @@ function placeRow(number, shift) {
         reuse.delete(moved.url);
         moved.index = i;
         moved.element.dataset.index = i;
+        // Its placeholder made since it was listed (a changed item that kept its URL): painted now.
+        if (moved.element.dataset.placeholder !== 'shown') paintPlaceholder(moved, item);
         row.element.append(moved.element);
         row.cells.push(moved);
         continue;

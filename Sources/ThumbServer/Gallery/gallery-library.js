@@ -158,9 +158,25 @@ async function follow() {
   else if (delay !== null) library.timer = setTimeout(() => { library.timer = 0; follow(); }, delay);
 }
 
+/** Paints at once, on the cells shown, the placeholders of changed items that kept their
+ *  thumbnail URL (a placeholder made after the listing: a cold server's previews), even while
+ *  the listing is still being walked. */
+function paintArrivedPlaceholders(changed) {
+  const arrived = new Map();
+  for (const {item} of changed) if (item.thumbhash) arrived.set(item.thumbnails[gridName()], item);
+  if (arrived.size === 0) return;
+  for (const row of rows.values()) {
+    for (const cell of row.cells) {
+      const item = cell.url !== null && arrived.get(cell.url);
+      if (item && cell.element.dataset.placeholder !== 'shown') paintPlaceholder(cell, item);
+    }
+  }
+}
+
 /** Applies a change-feed answer (docs/API.md, "Change feed") to the walked listing and shows it;
  *  the listing is walked again when it was not walked in this sort, or the answer does not fit. */
 async function applyChanges(changes, sort) {
+  paintArrivedPlaceholders(changes.changed);
   if (library.items === null || library.sort !== sort || grid.sort !== sort) return refresh(changes.generation);
   const items = library.items.slice();
   for (const removed of changes.removed.slice().reverse()) {   // descending: each index as before

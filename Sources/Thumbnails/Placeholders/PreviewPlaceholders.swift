@@ -14,8 +14,8 @@ import Synchronization
 /// left to the backfill, which starts no pass while previews are pending (`isBusy`). Unlike the
 /// backfill it does not wait for clients to rest (the placeholders are wanted while a client
 /// browses): each read is an item of the render scheduler's preview lane
-/// (`RenderScheduler.Priority.preview`: after client misses, before prefetch, on half the
-/// workers), each batch newest first, the order a grid shows. In a cluster it reads only the
+/// (`RenderScheduler.Priority.preview`: after client misses, before prefetch), each batch newest first, the order a grid shows, and the batch's first screens
+/// (`firstScreens`) before client misses. In a cluster it reads only the
 /// previews of the photos this node owns (`owns`), as the backfill renders only those
 /// (docs/cluster.md, "Placeholders").
 /// Thread-safe: its state is atomics; reads run on the scheduler's workers.
@@ -65,15 +65,21 @@ public final class PreviewPlaceholders: Sendable {
         enqueue(all)
     }
 
-    /// Queues `records` on the scheduler's preview lane, newest first (returns at once): those
-    /// that still need a placeholder when their turn comes (`LibraryIndex.needsThumbhash`) get
-    /// one from their trusted preview.
+    /// How many of a batch's newest photos are a grid's first screens, whose previews go before
+    /// client misses (`RenderScheduler.Priority.preview(firstScreens:)`): 60, a phone's screen
+    /// at 5 columns (12 rows), two and a half at 3 columns (7 rows).
+    public static let firstScreens = 60
+
+    /// Queues `records` on the scheduler's preview lane, newest first (returns at once), the
+    /// `firstScreens` newest ahead of client misses: those that still need a placeholder when
+    /// their turn comes (`LibraryIndex.needsThumbhash`) get one from their trusted preview.
     public func enqueue(_ records: [AssetRecord]) {
         guard !records.isEmpty else { return }
         pending.add(records.count, ordering: .releasing)
-        for record in records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) }) {
+        let newestFirst = records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) })
+        for (rank, record) in newestFirst.enumerated() {
             outstanding.enter()
-            scheduler.enqueue(.preview) { [self] in
+            scheduler.enqueue(.preview(firstScreens: rank < Self.firstScreens)) { [self] in
                 make(record)
                 pending.subtract(1, ordering: .releasing)
                 outstanding.leave()

@@ -95,3 +95,12 @@ func encodePath(_ path: String) -> String {
         }.joined()
     }.joined(separator: "/")
 }
+
+extension Config {
+    /// No placeholder backfill nor previews: each placeholder made moves the listing's
+    /// generation, which tests that count generations must make themselves.
+    mutating func makeNoPlaceholders() {
+        thumbhashBackfill = false
+        thumbhashPreviews = false
+    }
+}
