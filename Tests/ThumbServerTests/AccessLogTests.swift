@@ -193,6 +193,33 @@ import TestSupport
                 + #""https://photos.example.com/" "Mozilla/5.0 \x22x\x22" 0.041 MISS 38.6"#)
     }
 
+    /// A reopen that fails (the directory made unwritable by a bad logrotate config) keeps the
+    /// old file and says so in one sentence that names `access_log_file` once; the next reopen
+    /// that works is said once, and later ones are not. Found by an operator.
+    @Test func aFailedReopenIsSaidAndSoIsItsRecovery() throws {
+        let dir = TemporaryDirectory()
+        let logs = dir.path + "/logs"
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let path = logs + "/access.log"
+        let log = try AccessLog(settings: .init(format: .combined, trustedProxies: TrustedProxies([]), file: path),
+                                clock: { (Self.time, 0) })
+        let said = LockedArray<String>()
+        try FileManager.default.moveItem(atPath: logs, toPath: dir.path + "/moved")   // the path leads nowhere now
+        log.reopen(say: { said.append($0) })
+        log.reopen(say: { said.append($0) })
+        log.flush()
+        let failed = "access_log_file \(path) cannot be opened for appending: No such file or directory; "
+            + "lines go on to the file open before"
+        #expect(said.values == [failed, failed])
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        log.reopen(say: { said.append($0) })
+        log.reopen(say: { said.append($0) })
+        log.write(Self.miss())
+        log.flush()
+        #expect(said.values == [failed, failed, "access_log_file \(path) is reopened: lines go to it again"])
+        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 1)
+    }
+
     @Test func aLogFileThatCannotBeOpenedStopsTheStart() throws {
         #expect(throws: ConfigError("access_log_file /nonexistent/dir/access.log cannot be opened for appending: "
                                     + "No such file or directory")) {
