@@ -187,8 +187,8 @@ struct DiskSpace: Sendable, Equatable {
         if case .readOnly = state { return [] }
         faults += 1
         state = .readOnly(since: now)
-        return [.say("disk cache: \(directory) is read-only: thumbnails are not kept on disk (served from memory "
-                     + "and rendered again) until it is writable again"), .startProbing]
+        return [.say("disk cache: \(directory) is read-only: thumbnails are not kept on disk (those the memory cache "
+                     + "does not hold are rendered again) until it is writable again"), .startProbing]
     }
 
     /// `bytes` rounded down to whole 4 KiB blocks, as the tier counts files.

@@ -139,6 +139,36 @@ struct DiskFailureTests {
         #expect(files(under: disk.path + "/cache/tmp").isEmpty)
     }
 
+    /// The start line of a cache that cannot be written says what becomes of the thumbnails it
+    /// does not hold: kept in memory, or with `memory_cache_bytes` 0 rendered at each request
+    /// (it said "served from memory" with no memory tier). Found by an operator.
+    @Test func aReadOnlyCacheDirectorysStartLineSaysWhatBecomesOfTheOthers() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        // The writer is kept until the end: its deinit removes the cache directory.
+        let writer = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20)
+        #expect(try writer.render("/thumbnails/3/Landscape_1.jpg").headers["X-Cache"] == "MISS")
+        Self.stop(writer)
+        let view = try disk.readOnlyView(of: disk.path + "/cache")
+        let start = "cache_dir \(view) is not writable by this user: thumbnails are served from what it holds, "
+        for (memory, others) in [(0, "the others are rendered again at each request (memory_cache_bytes is 0: none is kept)"),
+                                 (1 << 20, "the others are rendered and kept in memory only (memory_cache_bytes), so rendered again after a restart")] {
+            let server = try InProcessServer(cacheDirectory: view) { $0.memoryCacheBytes = memory }
+            #expect(server.thumbd.warnings.contains(start + others + ", and disk_cache.write_errors counts each one not kept"),
+                    "\(server.thumbd.warnings)")
+            let response = server.respond("GET", "/thumbnails/3/Landscape_1.jpg")
+            #expect(response.status == 200 && response.headers["X-Cache"] == "HIT-DISK")
+            Self.stop(server)
+        }
+        withExtendedLifetime((writer, disk)) {}
+    }
+
+    /// Shuts `server` down and waits until it let the cache directory's lock go.
+    static func stop(_ server: InProcessServer) {
+        let stopped = DispatchSemaphore(value: 0)
+        server.thumbd.shutdown { stopped.signal() }
+        stopped.wait()
+    }
+
     @Test func aReadOnlyCacheDirectoryServesWhatItHoldsAndKeepsServing() throws {
         let disk = try SmallFileSystem(size: "4m")
         let writer = try ServerHarness(cacheDirectory: disk.path + "/cache")

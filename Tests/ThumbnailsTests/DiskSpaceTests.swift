@@ -66,8 +66,8 @@ import TestSupport
              limit: mebibyte, fault: nil),
         // EROFS: read-only until a probe finds it writable; said once each way.
         Step(event: failed(EROFS, held: 0, free: nil), at: 70,
-             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (served from memory and "
-                            + "rendered again) until it is writable again"), .startProbing],
+             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (those the memory cache "
+                            + "does not hold are rendered again) until it is writable again"), .startProbing],
              limit: mebibyte, fault: "its file system is read-only"),
         Step(event: failed(EROFS, held: 0, free: nil), at: 71, effects: [], limit: mebibyte, fault: "read-only"),
         Step(event: probe(free: 5_000_000, readOnly: true, held: 0), at: 80, effects: [], limit: mebibyte, fault: "read-only"),
@@ -77,8 +77,8 @@ import TestSupport
              limit: mebibyte, fault: nil),
         // A probe alone finds a read-only mount, before any write fails.
         Step(event: probe(free: 5_000_000, readOnly: true, held: 0), at: 110,
-             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (served from memory and "
-                            + "rendered again) until it is writable again"), .startProbing],
+             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (those the memory cache "
+                            + "does not hold are rendered again) until it is writable again"), .startProbing],
              limit: mebibyte, fault: "read-only"),
         Step(event: probe(free: 5_000_000, held: 0), at: 111,
              effects: [.say("disk cache: /c is writable again, after 1 s read-only; thumbnails are kept on disk again"),
