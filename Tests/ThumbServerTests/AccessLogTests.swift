@@ -103,6 +103,11 @@ import TestSupport
         ("10.1.2.3/8", "key 'trusted_proxies': '10.1.2.3/8' has bits set after its /8 prefix: write the range's first address (10.0.0.0/8) or the one address without a length"),
         ("2001:db8::1/32", "key 'trusted_proxies': '2001:db8::1/32' has bits set after its /32 prefix: write the range's first address (2001:db8::/32) or the one address without a length"),
         ("127.0.0.1:8080", "key 'trusted_proxies': '127.0.0.1:8080' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        // Leading zeros: refused in an address (inet_pton) and in a prefix length alike.
+        ("127.0.0.01", "key 'trusted_proxies': '127.0.0.01' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        ("10.0.0.0/08", "key 'trusted_proxies': '10.0.0.0/08' has a prefix length with a leading zero: write it without (10.0.0.0/8), as an address is written without one"),
+        ("0.0.0.0/00", "key 'trusted_proxies': '0.0.0.0/00' has a prefix length with a leading zero: write it without (0.0.0.0/0), as an address is written without one"),
+        ("fd00::/008", "key 'trusted_proxies': 'fd00::/008' has a prefix length with a leading zero: write it without (fd00::/8), as an address is written without one"),
     ])
     func malformedEntriesAreRefusedAtLoad(entry: String, sentence: String) throws {
         #expect(throws: ConfigError(sentence)) { try ConfigLoader.load(arguments: ["--library", "/p"], environment: ["THUMBD_TRUSTED_PROXIES": "::1," + entry]) }
