@@ -201,11 +201,15 @@ extension DiskFailureTests {
     /// A server in-process whose cache is `cache`, the placeholder backfill off (its SQLite
     /// writes would take the tmpfs' pages from under the test).
     final class Server: InProcessServer, @unchecked Sendable {
-        init(cache: String, diskLimit: Int, library: String = Paths.fixturePhotos) throws {
+        /// `rescanning`: false leaves the library to the first scan (awaited) and the test's own
+        /// `rescan()`s (no poll between them).
+        init(cache: String, diskLimit: Int, library: String = Paths.fixturePhotos, rescanning: Bool = true) throws {
             try super.init(library: library, cacheDirectory: cache) { config in
                 config.diskCacheBytes = diskLimit
                 config.thumbhashBackfill = false
+                if !rescanning { config.indexRescanSeconds = 86_400 }
             }
+            if !rescanning { #expect(eventually { thumbd.service.index.completedScans >= 1 }) }
         }
 
         func json(_ target: String) throws -> [String: Any] {
@@ -293,7 +297,7 @@ extension DiskFailureTests {
     @Test func aFullDiskLeavesTheLibraryIndexRoomToBeWritten() throws {
         let disk = try SmallFileSystem(size: "4m")
         let library = try PrefetchTests.CopiesLibrary(count: 4)
-        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root)
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root, rescanning: false)
         let names = (0..<4).map { String(format: "copy-%04d.jpg", $0) }
         for name in names { #expect(try server.render("/thumbnails/3/\(name)").headers["X-Cache"] == "MISS") }
         let filler = disk.fill()
@@ -326,7 +330,7 @@ extension DiskFailureTests {
     @Test func anIndexThatCannotBeWrittenIsAFaultUntilItIsWrittenAgain() throws {
         let disk = try SmallFileSystem(size: "4m")
         let library = try PrefetchTests.CopiesLibrary(count: 2)
-        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root)
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root, rescanning: false)
         #expect(server.respond("GET", "/healthz").status == 200)
         let filler = disk.fill()
         for n in 2..<4 {
