@@ -111,10 +111,14 @@ extension Thumbd {
                     + "header again")
             }
             // A cache thumbd may read but not write is served from (a pre-warmed, read-only copy),
-            // but nothing rendered is kept on disk: said once, so that it is not a surprise.
+            // but nothing rendered is kept on disk: said once, so that it is not a surprise; what
+            // becomes of the others depends on the memory tier (off at memory_cache_bytes 0).
             if access(config.cacheDirectory + "/entries", W_OK) != 0 || access(config.cacheDirectory + "/tmp", W_OK) != 0 {
+                let others = config.memoryCacheBytes > 0
+                    ? "the others are rendered and kept in memory only (memory_cache_bytes), so rendered again after a restart"
+                    : "the others are rendered again at each request (memory_cache_bytes is 0: none is kept)"
                 warnings.append("cache_dir \(config.cacheDirectory) is not writable by this user: thumbnails are served from "
-                    + "what it holds and rendered again after a restart, and disk_cache.write_errors counts each one not kept")
+                    + "what it holds, \(others), and disk_cache.write_errors counts each one not kept")
             }
             let (watches, watchWarning) = config.libraryWatch ? openWatches(config, root: library.root, lanes: loops) : ([LibraryWatch?](repeating: nil, count: loops), nil)
             if let watchWarning { warnings.append(watchWarning) }

@@ -163,29 +163,36 @@ public final class DiskCache: Sendable {
     /// how often writes try again to make the directories while they cannot. `warn`: where a
     /// directory fault is said; stderr (`thumbd: ` first) by default. `spaceProbeSeconds` (default
     /// 5): how often a full or read-only file system is probed while it is (`DiskSpace`);
-    /// `clock`: the system's uptime by default.
+    /// `clock`: the system's uptime by default. `leavesIndexHeadroom` (default false): a full file
+    /// system lowers the limit further, to leave `DiskSpace.indexHeadroom` free for the library
+    /// index that shares the directory (a server's tier: `init(configuration:)`).
     /// - Throws: `SetupError` naming the directory when it cannot be created or read, or is not
     ///   thumbd's to use (`CacheDirectory.claim`: it holds files thumbd did not create).
     public convenience init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1,
                             openEntryLimit: Int = 256, library: String? = nil, faultRecheckSeconds: Double = 1,
                             spaceProbeSeconds: Double = 5, clock: any UptimeClock = SystemUptimeClock(),
+                            leavesIndexHeadroom: Bool = false,
                             warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning) throws {
         try self.init(directory: directory, limitBytes: limitBytes, recencyResolutionSeconds: recencyResolutionSeconds,
                       openEntryLimit: openEntryLimit, library: library, faultRecheckSeconds: faultRecheckSeconds,
-                      spaceProbeSeconds: spaceProbeSeconds, clock: clock, warn: warn, victimsChosenForTesting: nil)
+                      spaceProbeSeconds: spaceProbeSeconds, clock: clock, leavesIndexHeadroom: leavesIndexHeadroom,
+                      warn: warn, victimsChosenForTesting: nil)
     }
 
     /// The disk tier a pipeline of `configuration` uses: its `cacheDirectory`, `diskLimitBytes`,
-    /// `openDiskEntryLimit` and `libraryRoot`. Throws as `init(directory:limitBytes:…)`.
+    /// `openDiskEntryLimit` and `libraryRoot`, leaving the library index its headroom on a full
+    /// file system. Throws as `init(directory:limitBytes:…)`.
     public convenience init(configuration: PipelineConfiguration) throws {
         try self.init(directory: configuration.cacheDirectory, limitBytes: configuration.diskLimitBytes,
-                      openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot)
+                      openEntryLimit: configuration.openDiskEntryLimit, library: configuration.libraryRoot,
+                      leavesIndexHeadroom: true)
     }
 
     /// The public `init`, with `victimsChosenForTesting` (tests only).
     init(directory: String, limitBytes: Int, recencyResolutionSeconds: Double = 1, openEntryLimit: Int = 256,
          library: String? = nil, faultRecheckSeconds: Double = 1, spaceProbeSeconds: Double = 5,
-         clock: any UptimeClock = SystemUptimeClock(), warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning,
+         clock: any UptimeClock = SystemUptimeClock(), leavesIndexHeadroom: Bool = false,
+         warn: @escaping @Sendable (String) -> Void = DiskCache.standardErrorWarning,
          victimsChosenForTesting: (@Sendable ([String]) -> Void)?) throws {
         self.victimsChosenForTesting = victimsChosenForTesting
         self.directory = directory
@@ -228,7 +235,10 @@ public final class DiskCache: Sendable {
             }
         }
         found.sort { ($0.modified, $0.digest) < ($1.modified, $1.digest) }
-        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: max(0, limitBytes)))
+        var fs = statvfs()
+        let headroom = leavesIndexHeadroom && statvfs(directory, &fs) == 0
+            ? DiskSpace.indexHeadroom(fileSystemBytes: Int(fs.f_blocks) * Int(fs.f_frsize)) : 0
+        var initial = Index(space: DiskSpace(directory: directory, configuredLimit: max(0, limitBytes), headroom: headroom))
         for entry in found { initial.lru.insert(entry.digest, 0, cost: entry.cost) }
         var victims: [String] = []
         while initial.lru.totalCost > max(0, limitBytes), let oldest = initial.lru.leastRecentKey {

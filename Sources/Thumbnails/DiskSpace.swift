@@ -8,12 +8,14 @@ import Glibc
 ///
 /// - `writable`: the limit is the configured one.
 /// - `full`: a write failed with `ENOSPC`: the limit is lowered to what fits, the bytes the tier
-///   held then and those still free, so the next writes evict least recently used entries to
-///   make the room they need beyond. Each probe sets it again to the bytes held plus those free
+///   held then and those still free less `headroom` (left free for the library index beside the
+///   tier, `indexHeadroom`), so the next writes evict least recently used entries to make the room
+///   they need beyond. Each probe sets it again to the bytes held plus those free less `headroom`
 ///   (the tier's own writes, which take free bytes as they add held ones, leave it unchanged;
-///   another program's growth lowers it, its deletions raise it). Back at the configured limit,
-///   the fault is over. `EDQUOT` (a quota) alike, but `statvfs(3)` does not see a quota: the
-///   bytes free when the write failed are no room, and only what is freed since counts.
+///   another program's growth, the index's among them, lowers it, its deletions raise it). Back at
+///   the configured limit, the fault is over. `EDQUOT` (a quota) alike, but `statvfs(3)` does not
+///   see a quota: the bytes free when the write failed are no room, and only what is freed since
+///   counts.
 /// - `readOnly`: a write failed with `EROFS`, or a probe found the file system mounted
 ///   read-only (`ST_RDONLY`): writes are not tried (each is counted a failure) until a probe
 ///   finds it writable.
@@ -28,6 +30,20 @@ struct DiskSpace: Sendable, Equatable {
         var free: Int
         /// Mounted read-only (`ST_RDONLY`).
         var readOnly: Bool
+    }
+
+    /// The bytes a full file system keeps free for the library index (`index.sqlite`, its WAL)
+    /// beside the tier in `cache_dir`, on a file system of `fileSystemBytes` (`f_blocks *
+    /// f_frsize`): 4 MiB, what the index's write-ahead log grows to before SQLite writes it back
+    /// into the database and reuses it from its start (its automatic checkpoint at 1,000 pages
+    /// of 4,096 bytes, each with a 24-byte frame header, 4,120,032 bytes:
+    /// <https://www.sqlite.org/wal.html#ckpt>, `PRAGMA wal_autocheckpoint` and `page_size` at
+    /// their defaults), rounded up to whole MiB, the rest for the database file to grow by at
+    /// that checkpoint. On a file system smaller than 256 MiB (a test's tmpfs, a tiny
+    /// partition), a 64th of it, so that such a one is still nearly all the tier's: a judgement,
+    /// not a measurement. In whole 4 KiB blocks.
+    static func indexHeadroom(fileSystemBytes: Int) -> Int {
+        blocksDown(min(4 << 20, max(0, fileSystemBytes) / 64))
     }
 
     /// A limit lowered by a full file system (or a met quota).
@@ -77,13 +93,17 @@ struct DiskSpace: Sendable, Equatable {
     let directory: String
     /// The configured limit, bytes; changed by a reload (`DiskCache.setLimit`).
     var configuredLimit: Int
+    /// Bytes a full file system is left free beyond the tier's (`indexHeadroom` for a server's
+    /// tier, whose directory holds the library index; 0 for a tier alone).
+    let headroom: Int
     private(set) var state = State.writable
     /// Faults started since start (`DiskCache.Statistics.spaceFaults`).
     private(set) var faults = 0
 
-    init(directory: String, configuredLimit: Int) {
+    init(directory: String, configuredLimit: Int, headroom: Int = 0) {
         self.directory = directory
         self.configuredLimit = configuredLimit
+        self.headroom = max(0, headroom)
     }
 
     /// The limit writes are admitted against now, bytes: never above the configured one (a
@@ -126,7 +146,7 @@ struct DiskSpace: Sendable, Equatable {
                 return [.say("disk cache: \(directory) is writable again, after \(Self.seconds(from: since, to: now)) s read-only; "
                              + "thumbnails are kept on disk again"), .stopProbing]
             case .full(var full):
-                let fits = held + reading.free - full.unseen
+                let fits = held + reading.free - full.unseen - headroom
                 if fits >= configuredLimit {
                     state = .writable
                     return [.say("disk cache: the file system of \(directory) has room again (\(reading.free) bytes free), "
@@ -143,10 +163,10 @@ struct DiskSpace: Sendable, Equatable {
     }
 
     /// A write met a full file system (or a quota) while `held` bytes were held and `free` free:
-    /// what fits is both (for a quota, what is held).
+    /// what fits is both (for a quota, what is held), less the headroom.
     private mutating func met(quota: Bool, held: Int, free: Int, at now: UInt64) -> [Effect] {
         let before = limit
-        let lowered = Self.blocksDown(min(before, max(0, held + (quota ? 0 : free))))
+        let lowered = Self.blocksDown(min(before, max(0, held + (quota ? 0 : free) - headroom)))
         if case .full(var full) = state {
             full.limit = lowered
             full.free = free
@@ -157,7 +177,8 @@ struct DiskSpace: Sendable, Equatable {
         faults += 1
         state = .full(Full(limit: lowered, since: now, free: free, quota: quota))
         let what = quota ? "the disk quota of \(directory) is met" : "the file system of \(directory) is full"
-        return [.say("disk cache: \(what) (\(free) bytes free): the limit is lowered from \(before) to \(lowered) bytes, "
+        let left = headroom > 0 ? " (\(headroom) bytes left free for the library index)" : ""
+        return [.say("disk cache: \(what) (\(free) bytes free): the limit is lowered from \(before) to \(lowered) bytes\(left), "
                      + "least recently used entries evicted to make room; raised again as space returns"),
                 .evict(toLimit: lowered), .startProbing]
     }
@@ -166,8 +187,8 @@ struct DiskSpace: Sendable, Equatable {
         if case .readOnly = state { return [] }
         faults += 1
         state = .readOnly(since: now)
-        return [.say("disk cache: \(directory) is read-only: thumbnails are not kept on disk (served from memory "
-                     + "and rendered again) until it is writable again"), .startProbing]
+        return [.say("disk cache: \(directory) is read-only: thumbnails are not kept on disk (those the memory cache "
+                     + "does not hold are rendered again) until it is writable again"), .startProbing]
     }
 
     /// `bytes` rounded down to whole 4 KiB blocks, as the tier counts files.

@@ -103,6 +103,11 @@ import TestSupport
         ("10.1.2.3/8", "key 'trusted_proxies': '10.1.2.3/8' has bits set after its /8 prefix: write the range's first address (10.0.0.0/8) or the one address without a length"),
         ("2001:db8::1/32", "key 'trusted_proxies': '2001:db8::1/32' has bits set after its /32 prefix: write the range's first address (2001:db8::/32) or the one address without a length"),
         ("127.0.0.1:8080", "key 'trusted_proxies': '127.0.0.1:8080' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        // Leading zeros: refused in an address (inet_pton) and in a prefix length alike.
+        ("127.0.0.01", "key 'trusted_proxies': '127.0.0.01' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        ("10.0.0.0/08", "key 'trusted_proxies': '10.0.0.0/08' has a prefix length with a leading zero: write it without (10.0.0.0/8), as an address is written without one"),
+        ("0.0.0.0/00", "key 'trusted_proxies': '0.0.0.0/00' has a prefix length with a leading zero: write it without (0.0.0.0/0), as an address is written without one"),
+        ("fd00::/008", "key 'trusted_proxies': 'fd00::/008' has a prefix length with a leading zero: write it without (fd00::/8), as an address is written without one"),
     ])
     func malformedEntriesAreRefusedAtLoad(entry: String, sentence: String) throws {
         #expect(throws: ConfigError(sentence)) { try ConfigLoader.load(arguments: ["--library", "/p"], environment: ["THUMBD_TRUSTED_PROXIES": "::1," + entry]) }
@@ -191,6 +196,33 @@ import TestSupport
         #expect(new.map { $0.split(separator: " ")[6] } == (0..<50).map { "/after/\($0)" })
         #expect(new.first.map(String.init) == #"10.0.0.2 - - [06/Dec/2026:06:07:00 +0000] "GET /after/0 HTTP/1.1" 200 5120 "#
                 + #""https://photos.example.com/" "Mozilla/5.0 \x22x\x22" 0.041 MISS 38.6"#)
+    }
+
+    /// A reopen that fails (the directory made unwritable by a bad logrotate config) keeps the
+    /// old file and says so in one sentence that names `access_log_file` once; the next reopen
+    /// that works is said once, and later ones are not. Found by an operator.
+    @Test func aFailedReopenIsSaidAndSoIsItsRecovery() throws {
+        let dir = TemporaryDirectory()
+        let logs = dir.path + "/logs"
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let path = logs + "/access.log"
+        let log = try AccessLog(settings: .init(format: .combined, trustedProxies: TrustedProxies([]), file: path),
+                                clock: { (Self.time, 0) })
+        let said = LockedArray<String>()
+        try FileManager.default.moveItem(atPath: logs, toPath: dir.path + "/moved")   // the path leads nowhere now
+        log.reopen(say: { said.append($0) })
+        log.reopen(say: { said.append($0) })
+        log.flush()
+        let failed = "access_log_file \(path) cannot be opened for appending: No such file or directory; "
+            + "lines go on to the file open before"
+        #expect(said.values == [failed, failed])
+        try FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        log.reopen(say: { said.append($0) })
+        log.reopen(say: { said.append($0) })
+        log.write(Self.miss())
+        log.flush()
+        #expect(said.values == [failed, failed, "access_log_file \(path) is reopened: lines go to it again"])
+        #expect(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count == 1)
     }
 
     @Test func aLogFileThatCannotBeOpenedStopsTheStart() throws {

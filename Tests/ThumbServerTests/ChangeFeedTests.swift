@@ -189,6 +189,39 @@ import TestSupport
         }
     }
 
+    /// A malformed number is 400 with one sentence naming the parameter, the value and what it
+    /// must be: `since=-1` is no generation (400, not 410: the value is malformed, not too old),
+    /// `wait=1.5` no whole number, and a number past 64 bits too large (it was told as
+    /// negative). Found by an operator.
+    @Test func aMalformedNumberIsRefusedSayingWhatIsWrongWithIt() throws {
+        let service = try Service()
+        let cases: [(String, String)] = [
+            ("/assets/changes?since=-1", "since=-1 is too small: since must be a listing's generation, a whole number ≥ 0"),
+            ("/assets/changes", "since is missing: since must be a listing's generation, a whole number ≥ 0"),
+            ("/assets/changes?since=x", "since=x is not a whole number: since must be a listing's generation, a whole number ≥ 0"),
+            ("/assets/changes?since=99999999999999999999",
+             "since=99999999999999999999 is too large: since must be a listing's generation, a whole number ≥ 0"),
+            ("/assets/changes?since=1&wait=1.5", "wait=1.5 is not a whole number: wait must be a whole number of seconds from 0 to 60"),
+            ("/assets/changes?since=1&wait=61", "wait=61 is too large: wait must be a whole number of seconds from 0 to 60"),
+            ("/assets/changes?since=1&wait=", "wait= is not a whole number: wait must be a whole number of seconds from 0 to 60"),
+            ("/assets?offset=99999999999999999999",
+             "offset=99999999999999999999 is too large: offset must be a whole number from 0 to 2147483647"),
+            ("/assets?offset=-99999999999999999999",
+             "offset=-99999999999999999999 is too small: offset must be a whole number from 0 to 2147483647"),
+            ("/assets?offset=-1", "offset=-1 is too small: offset must be a whole number from 0 to 2147483647"),
+            ("/assets?offset=--1", "offset=--1 is not a whole number: offset must be a whole number from 0 to 2147483647"),
+            ("/assets?limit=10001", "limit=10001 is too large: limit must be a whole number from 0 to 10000"),
+        ]
+        for (target, message) in cases {
+            let response = service.get(target)
+            #expect(response.status == 400, "\(target)")
+            #expect(Self.json(response)["error"] as? String == "bad_request", "\(target)")
+            #expect(Self.json(response)["message"] as? String == message, "\(target)")
+        }
+        #expect(service.get("/assets?offset=1&limit=1").status == 200)
+        #expect(service.get("/assets/changes?since=\(service.generation)&wait=0").status == 200)
+    }
+
     /// A request with nothing new waits, parked (its completion not called, no thread held), and
     /// is answered as the file arrives; one whose wait ends unchanged is answered with nothing.
     @Test func aParkedRequestIsAnsweredWhenAFileArrives() throws {

@@ -176,6 +176,28 @@ import Thumbnails
         return (path, { try? FileManager.default.removeItem(atPath: path) })
     }
 
+    /// A list in the config file is a JSON array of strings (docs/configuration.md); a lone
+    /// string, which could be one entry or several split at commas, was taken as the
+    /// environment's comma-separated list: now it stops start-up naming the key.
+    @Test func aListGivenAsAStringInTheFileIsRefused() throws {
+        let string = try configFile(#"{"trusted_proxies": "10.0.0.0/8"}"#)
+        defer { string.remove() }
+        #expect(refusal(["--config", string.path, "--library", "/p"])
+                == "key 'trusted_proxies' in the config file \(string.path) must be a JSON array of strings for trusted_proxies "
+                + "(addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none))")
+        let origins = try configFile(#"{"cors_origins": "*"}"#)
+        defer { origins.remove() }
+        #expect(refusal(["--config", origins.path, "--library", "/p"]).hasPrefix("key 'cors_origins' in the config file \(origins.path) must be a JSON array of strings"))
+        let array = try configFile(#"{"trusted_proxies": ["10.0.0.0/8", "::1"], "cors_origins": ["*"]}"#)
+        defer { array.remove() }
+        guard case .run(let config) = try ConfigLoader.load(arguments: ["--config", array.path, "--library", "/p"], environment: [:]) else {
+            Issue.record("not a configuration to run")
+            return
+        }
+        #expect(config.trustedProxies == ["10.0.0.0/8", "::1"])
+        #expect(config.corsOrigins == ["*"])
+    }
+
     /// A misspelt key inside a grid object, and a per-grid key that is a top-level one, were
     /// ignored in silence (a per-grid "quality" did nothing); now each stops start-up naming it.
     @Test func anUnknownKeyInAGridIsRefusedNamingIt() throws {
@@ -218,6 +240,20 @@ import Thumbnails
                 == "option --library needs a value, and --port is an option (a value that starts with -- is given as --library=VALUE)")
         #expect(try load(["--library=--odd", "--port", "18400"]).library == "--odd")
         #expect(try load(["--library", "/p", "--cache-control", "public"]).library == "/p")
+    }
+
+    /// `--no-quality` (a negation of an option that takes a value) was refused as needing a
+    /// value, and `--no-quality 80` as an unknown option only after taking 80 as its value: it is
+    /// no option, said as one, pointing at the option it looks like; other unknown flags with
+    /// no value still get the nearest one. Found by an operator.
+    @Test func aNegationOfAnOptionThatTakesAValueIsNoOption() throws {
+        let hint = "unknown option --no-quality (--quality is not true/false: give it a value, --quality VALUE); see --help"
+        #expect(refusal(["--library", "/p", "--no-quality"]) == hint)
+        #expect(refusal(["--library", "/p", "--no-quality", "80"]) == hint)
+        #expect(refusal(["--library", "/p", "--no-quality=80"]) == hint)
+        #expect(refusal(["--library", "/p", "--cache-dri"]) == "unknown option --cache-dri (did you mean --cache-dir?); see --help")
+        #expect(refusal(["--library", "/p", "--no-webpp"]) == "unknown option --no-webpp (did you mean --no-webp?); see --help")
+        #expect(try load(["--library", "/p", "--no-webp"]).webp == false)
     }
 
     /// `THUMBD_QUALTY=40` was ignored in silence; an unknown `THUMBD_*` variable now stops

@@ -139,6 +139,36 @@ struct DiskFailureTests {
         #expect(files(under: disk.path + "/cache/tmp").isEmpty)
     }
 
+    /// The start line of a cache that cannot be written says what becomes of the thumbnails it
+    /// does not hold: kept in memory, or with `memory_cache_bytes` 0 rendered at each request
+    /// (it said "served from memory" with no memory tier). Found by an operator.
+    @Test func aReadOnlyCacheDirectorysStartLineSaysWhatBecomesOfTheOthers() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        // The writer is kept until the end: its deinit removes the cache directory.
+        let writer = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20)
+        #expect(try writer.render("/thumbnails/3/Landscape_1.jpg").headers["X-Cache"] == "MISS")
+        Self.stop(writer)
+        let view = try disk.readOnlyView(of: disk.path + "/cache")
+        let start = "cache_dir \(view) is not writable by this user: thumbnails are served from what it holds, "
+        for (memory, others) in [(0, "the others are rendered again at each request (memory_cache_bytes is 0: none is kept)"),
+                                 (1 << 20, "the others are rendered and kept in memory only (memory_cache_bytes), so rendered again after a restart")] {
+            let server = try InProcessServer(cacheDirectory: view) { $0.memoryCacheBytes = memory }
+            #expect(server.thumbd.warnings.contains(start + others + ", and disk_cache.write_errors counts each one not kept"),
+                    "\(server.thumbd.warnings)")
+            let response = server.respond("GET", "/thumbnails/3/Landscape_1.jpg")
+            #expect(response.status == 200 && response.headers["X-Cache"] == "HIT-DISK")
+            Self.stop(server)
+        }
+        withExtendedLifetime((writer, disk)) {}
+    }
+
+    /// Shuts `server` down and waits until it let the cache directory's lock go.
+    static func stop(_ server: InProcessServer) {
+        let stopped = DispatchSemaphore(value: 0)
+        server.thumbd.shutdown { stopped.signal() }
+        stopped.wait()
+    }
+
     @Test func aReadOnlyCacheDirectoryServesWhatItHoldsAndKeepsServing() throws {
         let disk = try SmallFileSystem(size: "4m")
         let writer = try ServerHarness(cacheDirectory: disk.path + "/cache")
@@ -171,11 +201,15 @@ extension DiskFailureTests {
     /// A server in-process whose cache is `cache`, the placeholder backfill off (its SQLite
     /// writes would take the tmpfs' pages from under the test).
     final class Server: InProcessServer, @unchecked Sendable {
-        init(cache: String, diskLimit: Int) throws {
-            try super.init(cacheDirectory: cache) { config in
+        /// `rescanning`: false leaves the library to the first scan (awaited) and the test's own
+        /// `rescan()`s (no poll between them).
+        init(cache: String, diskLimit: Int, library: String = Paths.fixturePhotos, rescanning: Bool = true) throws {
+            try super.init(library: library, cacheDirectory: cache) { config in
                 config.diskCacheBytes = diskLimit
                 config.thumbhashBackfill = false
+                if !rescanning { config.indexRescanSeconds = 86_400 }
             }
+            if !rescanning { #expect(eventually { thumbd.service.index.completedScans >= 1 }) }
         }
 
         func json(_ target: String) throws -> [String: Any] {
@@ -208,21 +242,23 @@ extension DiskFailureTests {
 
         let filler = disk.fill()
         let held = try server.stat("disk_cache", "bytes")
-        // The first render after it cannot be written: the limit is lowered to what the tier holds.
+        // The first render after it cannot be written: the limit is lowered to what the tier
+        // holds, less the library index's headroom (a 64th of the 4 MiB file system).
+        let lowered = held - 65_536
         let first = try server.render("/thumbnails/5/\(encodePath(Self.photos[0]))")
         #expect(first.status == 200 && first.headers["X-Cache"] == "MISS")
         #expect(try server.stat("disk_cache", "write_errors") == 1)
         #expect(try server.stat("disk_cache", "space_faults") == 1)
-        #expect(try server.stat("disk_cache", "effective_limit_bytes") == held)
+        #expect(try server.stat("disk_cache", "effective_limit_bytes") == lowered)
         #expect(try server.stat("disk_cache", "limit_bytes") == limit)
         let health = server.respond("GET", "/healthz")
         #expect(health.status == 503)
         let body = try #require(try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])
         #expect(body["status"] as? String == "degraded")
         #expect((body["disk_cache"] as? String)?.contains("its file system is full") == true, "\(body)")
-        #expect((body["disk_cache"] as? String)?.contains("its limit is lowered to \(held) of \(limit) bytes") == true, "\(body)")
+        #expect((body["disk_cache"] as? String)?.contains("its limit is lowered to \(lowered) of \(limit) bytes") == true, "\(body)")
         #expect(String(decoding: server.respond("GET", "/metrics").body, as: UTF8.self)
-            .contains("\nthumbd_disk_cache_effective_limit_bytes \(held)\n"))
+            .contains("\nthumbd_disk_cache_effective_limit_bytes \(lowered)\n"))
 
         // The next renders are kept: each evicts least recently used entries (grid 3's) to make room.
         let (entries, evictions) = (try server.stat("disk_cache", "entries"), try server.stat("disk_cache", "evictions"))
@@ -233,7 +269,7 @@ extension DiskFailureTests {
         let evicted = try server.stat("disk_cache", "evictions") - evictions
         #expect(evicted >= 1)
         #expect(try server.stat("disk_cache", "entries") == entries + (Self.photos.count - 1) - evicted)
-        #expect(try server.stat("disk_cache", "bytes") <= held)
+        #expect(try server.stat("disk_cache", "bytes") <= lowered)
         // The memory tier served on: every grid 3 thumbnail is a memory hit, counted.
         let memoryHits = try server.stat("memory_cache", "hits")
         for photo in Self.photos {
@@ -252,6 +288,71 @@ extension DiskFailureTests {
         #expect(try server.stat("disk_cache", "evictions") == before.1)
         #expect(try server.stat("disk_cache", "write_errors") == 1)
         #expect(try server.stat("disk_cache", "space_faults") == 1)
+        withExtendedLifetime(disk) {}
+    }
+
+    /// The library index (`index.sqlite`, its WAL) shares the file system: once it is full, the
+    /// tier's lowered limit leaves the index its headroom, so that the listing's and the
+    /// placeholders' writes are still taken while the tier's own writes fill what it may.
+    @Test func aFullDiskLeavesTheLibraryIndexRoomToBeWritten() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        let library = try PrefetchTests.CopiesLibrary(count: 4)
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root, rescanning: false)
+        let names = (0..<4).map { String(format: "copy-%04d.jpg", $0) }
+        for name in names { #expect(try server.render("/thumbnails/3/\(name)").headers["X-Cache"] == "MISS") }
+        let filler = disk.fill()
+        // The tier's next writes: the first fails and lowers the limit, the others fill what it
+        // lets them.
+        for grid in ["5", "1"] {
+            for name in names { #expect(try server.render("/thumbnails/\(grid)/\(name)").status == 200) }
+        }
+        #expect(try server.stat("disk_cache", "space_faults") == 1)
+        #expect(try server.stat("disk_cache", "write_errors") >= 1)
+        // Then the index: two photos more in the library, listed (one write), and their
+        // placeholders made beside their renders (one write each).
+        for n in 4..<6 {
+            try FileManager.default.copyItem(atPath: library.root + "/copy-0000.jpg", toPath: library.root + String(format: "/copy-%04d.jpg", n))
+        }
+        server.thumbd.service.index.rescan()
+        for n in 4..<6 { #expect(try server.render(String(format: "/thumbnails/3/copy-%04d.jpg", n)).status == 200) }
+        #expect(try server.stat("library", "assets") == 6)
+        #expect(try server.stat("library", "index_write_errors") == 0)
+        #expect(try server.stat("placeholders", "write_errors") == 0)
+        #expect(try server.stat("placeholders", "known") == 6)
+        #expect(try server.json("/healthz")["library_index"] == nil)
+        #expect(unlink(filler) == 0)
+        withExtendedLifetime(disk) {}
+    }
+
+    /// An index write that fails (the file system filled by another program, before any
+    /// thumbnail write could lower the tier's limit) is a fault: `/healthz` says why while it
+    /// lasts, and it ends with the next write taken (`/healthz` tries one).
+    @Test func anIndexThatCannotBeWrittenIsAFaultUntilItIsWrittenAgain() throws {
+        let disk = try SmallFileSystem(size: "4m")
+        let library = try PrefetchTests.CopiesLibrary(count: 2)
+        let server = try Server(cache: disk.path + "/cache", diskLimit: 2 << 20, library: library.root, rescanning: false)
+        #expect(server.respond("GET", "/healthz").status == 200)
+        let filler = disk.fill()
+        for n in 2..<4 {
+            try FileManager.default.copyItem(atPath: library.root + "/copy-0000.jpg", toPath: library.root + String(format: "/copy-%04d.jpg", n))
+            server.thumbd.service.index.rescan()
+        }
+        #expect(try server.stat("library", "assets") == 4)   // listed all the same, from memory
+        #expect(try server.stat("library", "index_write_errors") == 2)
+        for _ in 0..<2 {   // each call tries a write first
+            let health = server.respond("GET", "/healthz")
+            #expect(health.status == 503)
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])
+            #expect(body["status"] as? String == "degraded")
+            #expect(body["disk_cache"] == nil, "\(body)")   // the tier wrote nothing since
+            #expect(body["library_index"] as? String == "the library index \(server.cache)/index.sqlite cannot be written "
+                    + "(database or disk is full): the listing is kept in memory, and a restart reads again what was not written",
+                    "\(body)")
+        }
+        #expect(unlink(filler) == 0)
+        #expect(server.respond("GET", "/healthz").status == 200)
+        #expect(try server.json("/healthz")["library_index"] == nil)
+        #expect(try server.stat("library", "index_write_errors") == 2)
         withExtendedLifetime(disk) {}
     }
 

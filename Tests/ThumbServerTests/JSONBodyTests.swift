@@ -37,6 +37,8 @@ import Testing
                 == #"{"disk_cache":"the cache directory /var/cache/thumbd is gone","status":"degraded"}"#)
         let read = try? JSONDecoder().decode(HealthBody.self, from: Data(#"{"status":"degraded","disk_cache":"gone"}"#.utf8))
         #expect(read == HealthBody(status: .degraded, diskCache: "gone"))
+        #expect(Self.text(HealthBody(status: .degraded, libraryIndex: "the library index cannot be written"))
+                == #"{"library_index":"the library index cannot be written","status":"degraded"}"#)
     }
 
     @Test func theErrorBodyEscapesWhatJSONMust() {

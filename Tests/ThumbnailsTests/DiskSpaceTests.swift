@@ -66,8 +66,8 @@ import TestSupport
              limit: mebibyte, fault: nil),
         // EROFS: read-only until a probe finds it writable; said once each way.
         Step(event: failed(EROFS, held: 0, free: nil), at: 70,
-             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (served from memory and "
-                            + "rendered again) until it is writable again"), .startProbing],
+             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (those the memory cache "
+                            + "does not hold are rendered again) until it is writable again"), .startProbing],
              limit: mebibyte, fault: "its file system is read-only"),
         Step(event: failed(EROFS, held: 0, free: nil), at: 71, effects: [], limit: mebibyte, fault: "read-only"),
         Step(event: probe(free: 5_000_000, readOnly: true, held: 0), at: 80, effects: [], limit: mebibyte, fault: "read-only"),
@@ -77,8 +77,8 @@ import TestSupport
              limit: mebibyte, fault: nil),
         // A probe alone finds a read-only mount, before any write fails.
         Step(event: probe(free: 5_000_000, readOnly: true, held: 0), at: 110,
-             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (served from memory and "
-                            + "rendered again) until it is writable again"), .startProbing],
+             effects: [.say("disk cache: /c is read-only: thumbnails are not kept on disk (those the memory cache "
+                            + "does not hold are rendered again) until it is writable again"), .startProbing],
              limit: mebibyte, fault: "read-only"),
         Step(event: probe(free: 5_000_000, held: 0), at: 111,
              effects: [.say("disk cache: /c is writable again, after 1 s read-only; thumbnails are kept on disk again"),
@@ -111,6 +111,52 @@ import TestSupport
             }
         }
         #expect(space.faults == 4)   // full, read-only twice, the quota
+    }
+
+    /// The library index shares the cache directory (`index.sqlite` and its WAL): on a full file
+    /// system the limit is lowered below what fits by the index's headroom, so that the index
+    /// can still be written, and the fault ends only when the configured limit fits beside it.
+    @Test func aFullFileSystemLeavesTheIndexItsHeadroom() {
+        #expect(DiskSpace.indexHeadroom(fileSystemBytes: 100 << 30) == 4 << 20)
+        #expect(DiskSpace.indexHeadroom(fileSystemBytes: 256 << 20) == 4 << 20)
+        #expect(DiskSpace.indexHeadroom(fileSystemBytes: 4 << 20) == 64 << 10)
+        #expect(DiskSpace.indexHeadroom(fileSystemBytes: 1_000_000) == 12_288)   // 15,625 in whole blocks
+        #expect(DiskSpace.indexHeadroom(fileSystemBytes: 200_000) == 0)          // 3,125: less than a block
+
+        let limit = 8 * Self.mebibyte
+        let steps: [Step] = [
+            // 2 MiB held, 10,000 bytes free, 64 KiB of headroom: 2,041,616 fit, 2,039,808 in whole blocks.
+            Step(event: Self.failed(ENOSPC, held: 2 * Self.mebibyte, free: 10_000), at: 1,
+                 effects: [.say("disk cache: the file system of /c is full (10000 bytes free): the limit is lowered from "
+                                + "8388608 to 2039808 bytes (65536 bytes left free for the library index), least recently "
+                                + "used entries evicted to make room; raised again as space returns"),
+                           .evict(toLimit: 2_039_808), .startProbing],
+                 limit: 2_039_808, fault: "its limit is lowered to 2039808 of 8388608 bytes"),
+            // The victims' 57,344 bytes are free now: the headroom is there, nothing changes.
+            Step(event: Self.probe(free: 67_344, held: 2_039_808), at: 2, effects: [], limit: 2_039_808, fault: "full"),
+            // The index took 40 KiB of it: the tier gives as much back.
+            Step(event: Self.probe(free: 26_384, held: 2_039_808), at: 3, effects: [.evict(toLimit: 1_998_848)],
+                 limit: 1_998_848, fault: "full"),
+            // Room for the configured limit, not for it and the headroom: still full, the limit raised.
+            Step(event: Self.probe(free: limit - 1_998_848 + 4096, held: 1_998_848), at: 4, effects: [],
+                 limit: limit - 61_440, fault: "full"),
+            // Room for both: over.
+            Step(event: Self.probe(free: limit - 1_998_848 + 65_536, held: 1_998_848), at: 5,
+                 effects: [.say("disk cache: the file system of /c has room again (6455296 bytes free), after 4 s: "
+                                + "the limit is back to 8388608 bytes"), .stopProbing],
+                 limit: limit, fault: nil),
+        ]
+        var space = DiskSpace(directory: "/c", configuredLimit: limit, headroom: 65_536)
+        for (n, step) in steps.enumerated() {
+            let effects = space.handle(step.event, at: Self.seconds(step.at))
+            #expect(effects == step.effects, "step \(n): \(step.event)")
+            #expect(space.limit == step.limit, "step \(n)")
+            if let word = step.fault {
+                #expect(space.fault?.contains(word) == true, "step \(n): \(space.fault ?? "no fault")")
+            } else {
+                #expect(space.fault == nil, "step \(n): \(space.fault ?? "")")
+            }
+        }
     }
 
     /// A reload (`disk_cache_bytes`, `DiskCache.setLimit`) that lowers the configured limit

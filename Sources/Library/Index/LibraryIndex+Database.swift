@@ -130,7 +130,7 @@ extension LibraryIndex {
 
     /// Writes what a scan found; `formatsSettled`: and stamps the current formats revision.
     func persist(upserts: [(DiskPath, SourceIdentity, AssetRecord?)], removed: Set<DiskPath>, formatsSettled: Bool) {
-        database.withLock { db in
+        let effects = database.withLock { db -> [IndexWrites.Effect] in
             do {
                 try db.transaction {
                     if formatsSettled { try Self.setFormatsRevision(of: db) }
@@ -148,11 +148,14 @@ extension LibraryIndex {
                     for path in removed { try delete.run([Self.column(path)]) }
                     try dropThumbhashes(upserts: upserts, removed: removed, in: db)
                 }
+                return noteWrite(.written)
             } catch {
                 // The in-memory index stays right; the next start re-reads what was not saved.
                 failedListingWrites.add(1, ordering: .relaxed)
+                return noteWrite(.failed(why: String(describing: error)))
             }
         }
+        say(effects)
     }
 
     /// A path as stored in the `path` column: text when it is UTF-8 (as every path was before

@@ -184,27 +184,33 @@ extension LibraryIndex {
 
     /// `hash` for `path` at `source` into the database's `thumbhashes` table.
     private func write(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
-        database.withLock { db in
+        let effects = database.withLock { db -> [IndexWrites.Effect] in
             // As `persist`: a failed write leaves the memory right (counted); the next run makes it again.
             do {
                 try db.prepare("INSERT OR REPLACE INTO thumbhashes VALUES (?, ?, ?, ?)").run(
                     [Self.column(path), .integer(Int64(source.size)), .integer(source.modifiedNanoseconds), hash.isEmpty ? .null : .blob(hash)])
+                return noteWrite(.written)
             } catch {
                 failedPlaceholderWrites.add(1, ordering: .relaxed)
+                return noteWrite(.failed(why: String(describing: error)))
             }
         }
+        say(effects)
     }
 
     /// Forgets the placeholder of `path`, in memory and in the database (`ThumbhashStore`).
     public func forgetThumbhash(for path: DiskPath) {
         guard thumbhashes.withLock({ $0.removeValue(forKey: path) }) != nil else { return }
-        database.withLock { db in
+        let effects = database.withLock { db -> [IndexWrites.Effect] in
             do {
                 try db.prepare("DELETE FROM thumbhashes WHERE path = ?").run([Self.column(path)])
+                return noteWrite(.written)
             } catch {
                 failedPlaceholderWrites.add(1, ordering: .relaxed)
+                return noteWrite(.failed(why: String(describing: error)))
             }
         }
+        say(effects)
     }
 
     /// Listed images with a placeholder, and those whose source cannot be rendered.

@@ -100,6 +100,10 @@ public final class LibraryIndex: Sendable {
     let database: Mutex<SQLiteDatabase>
     /// Writes to the database that failed (`failedWrites`): the listing's, the placeholders'.
     let failedListingWrites = Atomic<Int>(0), failedPlaceholderWrites = Atomic<Int>(0)
+    /// Whether writes to the database file are taken now (`LibraryIndex+WriteFault`).
+    let writes: Mutex<IndexWrites>
+    /// The clock `writes` is fed with: uptime ns.
+    let uptime: @Sendable () -> UInt64
     let scanLock = Mutex(())
     /// Called after each change of `generation` (`onGenerationChange`), outside `state`'s lock.
     let generationObservers = Mutex<[@Sendable (Int) -> Void]>([])
@@ -129,9 +133,13 @@ public final class LibraryIndex: Sendable {
     }
 
     /// `openDirectory`: how the walk opens a directory (tests make it fail).
+    /// `uptime`: the clock a write fault is timed by (uptime ns; Dispatch's by default).
     init(library: Library, databasePath: String, probe: @escaping Probe,
-         openDirectory: @escaping OpenDirectory) throws {
+         openDirectory: @escaping OpenDirectory,
+         uptime: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
         self.library = library
+        self.uptime = uptime
+        writes = Mutex(IndexWrites(path: databasePath))
         self.probe = probe
         self.openDirectory = openDirectory
         var db: SQLiteDatabase

@@ -82,17 +82,37 @@ enum Negotiation {
         return b[2...].allSatisfy { $0 == UInt8(ascii: "0") }
     }
 
-    /// The first value of `name` in a query string, percent-decoded (`%6Eewest` is `newest`;
-    /// `+` is a space, as in HTML form encoding). A value that does not decode is returned as
-    /// sent, so that it is refused as an invalid value.
-    /// The whole number `name` gives in a query string (`queryValue`): `value` when it is absent,
-    /// nil when it is not a whole number within `range` (the caller answers 400 with its words).
-    static func queryInteger(_ name: String, in query: Substring?, default value: Int, range: ClosedRange<Int>) -> Int? {
-        guard let text = queryValue(name, in: query) else { return value }
-        guard let number = Int(text), range.contains(number) else { return nil }
+    /// The whole number `name` gives in a query string (`queryValue`), within `range`; `value`
+    /// when it is absent (required when nil). `what` it must be, for the sentence: "a whole
+    /// number" by default, followed by the range ("from 0 to 60", or "≥ 0" up to `Int.max`).
+    /// - Throws: `APIError.badRequest` naming the parameter, the value sent and what it must be:
+    ///   missing (when required), not a whole number (`wait=1.5`, `x`, empty), too small
+    ///   (`since=-1`), or too large (above the range, or past what a 64-bit number holds:
+    ///   `offset=99999999999999999999`).
+    static func queryInteger(_ name: String, in query: Substring?, default value: Int?, range: ClosedRange<Int>,
+                             what: String = "a whole number") throws(APIError) -> Int {
+        let bounds = range.upperBound == Int.max ? "≥ \(range.lowerBound)" : "from \(range.lowerBound) to \(range.upperBound)"
+        let mustBe = "\(name) must be \(what) \(bounds)"
+        guard let text = queryValue(name, in: query) else {
+            guard let value else { throw .badRequest("\(name) is missing: \(mustBe)") }
+            return value
+        }
+        let digits = text.drop { $0 == "-" || $0 == "+" }
+        let isWhole = !digits.isEmpty && digits.count + 1 >= text.count && digits.allSatisfy { $0.isASCII && $0.isNumber }
+        guard isWhole else { throw .badRequest("\(name)=\(text) is not a whole number: \(mustBe)") }
+        let negative = text.first == "-"
+        guard let number = Int(text), number <= range.upperBound else {
+            // Past Int's range when Int could not read digits: too large, or too small below 0.
+            if negative && Int(text) == nil { throw .badRequest("\(name)=\(text) is too small: \(mustBe)") }
+            throw .badRequest("\(name)=\(text) is too large: \(mustBe)")
+        }
+        guard number >= range.lowerBound else { throw .badRequest("\(name)=\(text) is too small: \(mustBe)") }
         return number
     }
 
+    /// The first value of `name` in a query string, percent-decoded (`%6Eewest` is `newest`;
+    /// `+` is a space, as in HTML form encoding). A value that does not decode is returned as
+    /// sent, so that it is refused as an invalid value.
     static func queryValue(_ name: String, in query: Substring?) -> Substring? {
         guard let query else { return nil }
         for pair in query.split(separator: "&") {

@@ -26,14 +26,12 @@ extension ThumbService {
         } catch {
             return error.response
         }
-        func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
-            Negotiation.queryInteger(name, in: query, default: value, range: range)
-        }
-        guard let offset = integer("offset", default: 0, range: 0...Int(Int32.max)) else {
-            return APIError.badRequest("offset must be a whole number ≥ 0").response
-        }
-        guard let limit = integer("limit", default: 100, range: 0...Self.maxListingLimit) else {
-            return APIError.badRequest("limit must be a whole number from 0 to \(Self.maxListingLimit)").response
+        let offset: Int, limit: Int
+        do {
+            offset = try Negotiation.queryInteger("offset", in: query, default: 0, range: 0...Int(Int32.max))
+            limit = try Negotiation.queryInteger("limit", in: query, default: 100, range: 0...Self.maxListingLimit)
+        } catch {
+            return error.response
         }
         var start = ListingStart.offset(offset)
         if let after = Negotiation.queryValue("after", in: query) {

@@ -46,11 +46,14 @@ extension ThumbService {
         } catch {
             return completion(error.response)
         }
-        guard let since = Negotiation.queryValue("since", in: query).flatMap({ Int($0) }) else {
-            return completion(APIError.badRequest("since must be a listing's generation (a whole number)").response)
-        }
-        guard let wait = Negotiation.queryInteger("wait", in: query, default: 0, range: 0...Self.maxChangesWaitSeconds) else {
-            return completion(APIError.badRequest("wait must be a whole number of seconds from 0 to \(Self.maxChangesWaitSeconds)").response)
+        let since: Int, wait: Int
+        do {
+            since = try Negotiation.queryInteger("since", in: query, default: nil, range: 0...Int.max,
+                                                 what: "a listing's generation, a whole number")
+            wait = try Negotiation.queryInteger("wait", in: query, default: 0, range: 0...Self.maxChangesWaitSeconds,
+                                                what: "a whole number of seconds")
+        } catch {
+            return completion(error.response)
         }
         guard index.isComplete else { return completion(APIError.indexBuilding.response) }
         let asked = ParkedChanges(since: since, order: order, scope: client.scope, configuration: configuration,

@@ -17,14 +17,12 @@ extension ThumbService {
         } catch {
             return error.response
         }
-        func integer(_ name: String, default value: Int, range: ClosedRange<Int>) -> Int? {
-            Negotiation.queryInteger(name, in: query, default: value, range: range)
-        }
-        guard var after = integer("after", default: 0, range: 0...Int(Int32.max)) else {
-            return APIError.badRequest("after must be a whole number ≥ 0").response
-        }
-        guard let limit = integer("limit", default: 1_000, range: 1...Self.maxFeedLimit) else {
-            return APIError.badRequest("limit must be a whole number from 1 to \(Self.maxFeedLimit)").response
+        var after: Int, limit: Int
+        do {
+            after = try Negotiation.queryInteger("after", in: query, default: 0, range: 0...Int(Int32.max))
+            limit = try Negotiation.queryInteger("limit", in: query, default: 1_000, range: 1...Self.maxFeedLimit)
+        } catch {
+            return error.response
         }
         if Negotiation.queryValue("epoch", in: query).map(String.init) != index.placeholderFeedEpoch { after = 0 }
         let (entries, next, more) = index.madeThumbhashes(after: after, limit: limit)

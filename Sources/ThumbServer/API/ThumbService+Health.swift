@@ -8,7 +8,9 @@ extension ThumbService {
     /// cache cannot keep thumbnails as configured: its directory was removed and cannot be made
     /// again, its file system is full (its limit lowered to what fits) or read-only
     /// (`ThumbnailPipeline.checkDiskCache`, which first tries to make the directory again and
-    /// probes the file system, so the answer is mended as soon as they are). Thumbnails are
+    /// probes the file system, so the answer is mended as soon as they are); and
+    /// `"library_index":"<why>"` while the index's last write to `index.sqlite` failed
+    /// (`LibraryIndex.checkWrites`, which first tries a write). Thumbnails are
     /// still served then, from memory or rendered again, so the instance is not what it was
     /// configured to be: a probe that acts on the status (a load balancer, an orchestrator's
     /// restart) should see it. Blocks on file I/O: call it off the event loops.
@@ -19,8 +21,9 @@ extension ThumbService {
     func healthResponse(to request: HTTPRequest? = nil) -> HTTPResponse {
         ThreadRole.assertNot(.eventLoop, "healthResponse blocks on file I/O")
         var response: HTTPResponse
-        if let fault = pipeline.checkDiskCache() {
-            response = Self.json(status: 503, encoding: HealthBody(status: .degraded, diskCache: fault))
+        let diskCache = pipeline.checkDiskCache(), libraryIndex = index.checkWrites()
+        if diskCache != nil || libraryIndex != nil {
+            response = Self.json(status: 503, encoding: HealthBody(status: .degraded, diskCache: diskCache, libraryIndex: libraryIndex))
         } else {
             response = Self.json(status: 200, encoding: HealthBody(status: .ok))
         }

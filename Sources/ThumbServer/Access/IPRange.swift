@@ -11,7 +11,8 @@ struct IPRange: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `ADDRESS` or `ADDRESS/BITS`.
     /// - Throws: `ConfigError` naming `key` and the entry: not an address, a length that is not a
-    ///   number or is longer than the address (32 bits for IPv4, 128 for IPv6), or bits set after
+    ///   number or is longer than the address (32 bits for IPv4, 128 for IPv6), a length with a
+    ///   leading zero (`/08`: refused as inet_pton(3) refuses `127.0.0.01`), or bits set after
     ///   the prefix (`10.1.2.3/8`: which was meant, `10.0.0.0/8` or `10.1.2.3`, cannot be told).
     init(_ text: String, key: String = "trusted_proxies") throws(ConfigError) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
@@ -25,6 +26,10 @@ struct IPRange: Sendable, Equatable, CustomStringConvertible {
             guard parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let given = Int(parts[1]), (0...bits).contains(given) else {
                 throw ConfigError("key '\(key)': '\(text)' has a prefix length that is not 0 to \(bits), the bits of an "
                     + (address.isIPv4 ? "IPv4" : "IPv6") + " address")
+            }
+            guard parts[1].count == 1 || parts[1].first != "0" else {
+                throw ConfigError("key '\(key)': '\(text)' has a prefix length with a leading zero: write it without "
+                    + "(\(parts[0])/\(given)), as an address is written without one")
             }
             length = given
         }

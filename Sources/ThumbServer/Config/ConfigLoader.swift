@@ -48,10 +48,7 @@ public enum ConfigLoader {
         }
         for flag in flags where flag.name != "config" && flag.name != "check_config" {
             guard let option = ConfigOption.all.first(where: { $0.key == flag.name }) else {
-                let suggestion = suggestion(for: flag.name, among: ConfigOption.all.map(\.key)) {
-                    "--" + $0.replacingOccurrences(of: "_", with: "-")
-                }
-                throw ConfigError("unknown option --\(flag.name.replacingOccurrences(of: "_", with: "-"))\(suggestion); see --help")
+                throw unknownOption(flag.name)
             }
             let text = flag.value ?? (option.kind == .boolean || option.kind == .choice ? "true" : "")
             guard option.set(&config, text) else {
@@ -177,6 +174,9 @@ public enum ConfigLoader {
                     negated = true
                 }
                 let option = ConfigOption.all.first { $0.key == name }
+                // An unknown name is refused as one before a value is looked for (`--no-quality`
+                // is no option, not one that needs a value).
+                if option == nil, !actionFlags.contains(name), name != "config" { throw unknownOption(name) }
                 let isBoolean = actionFlags.contains(name) || option?.kind == .boolean || option?.kind == .choice
                 if isBoolean {
                     // `--access-log`, `--no-webp`, `--webp false` or `--access-log json` (a following
@@ -205,6 +205,21 @@ public enum ConfigLoader {
             i += 1
         }
         return flags
+    }
+
+    /// The refusal of `--NAME` (`name` with `_`), which is no option: the nearest flag suggested
+    /// (`suggestion`, among the options and the `--no-` forms of the true/false ones); for
+    /// `--no-KEY` of an option that is not true/false, that option, which takes a value instead.
+    private static func unknownOption(_ name: String) -> ConfigError {
+        let flag = { (key: String) in "--" + key.replacingOccurrences(of: "_", with: "-") }
+        let hint: String
+        if name.hasPrefix("no_"), let option = ConfigOption.all.first(where: { $0.key == String(name.dropFirst(3)) }) {
+            hint = " (\(flag(option.key)) is not true/false: give it a value, \(flag(option.key)) VALUE)"
+        } else {
+            let negations = ConfigOption.all.filter { $0.kind == .boolean || $0.kind == .choice }.map { "no_" + $0.key }
+            hint = suggestion(for: name, among: ConfigOption.all.map(\.key) + negations, spelling: flag)
+        }
+        return ConfigError("unknown option \(flag(name))\(hint); see --help")
     }
 
     /// The flags that print something and exit instead of configuring: `--help`,
@@ -266,15 +281,16 @@ public enum ConfigLoader {
             case .integer: text = JSONValue.integer(value).map { String($0) }
             case .number: text = JSONValue.number(value).map { String($0) }
             case .list:
-                // An array of strings, or one string (comma-separated as in the environment).
+                // An array of strings (docs/configuration.md): a lone string, which reads as one
+                // entry or as several split at commas as the environment's, is refused.
                 text = (value as? [Any]).flatMap { items in
                     let words = items.compactMap { $0 as? String }
                     return words.count == items.count && !words.contains(where: { $0.contains(",") })
                         ? words.joined(separator: ",") : nil
-                } ?? value as? String
+                }
             }
             guard let text, option.set(&config, text) else {
-                let what = describe(option)
+                let what = option.kind == .list ? "JSON array of strings for \(option.key) (\(option.help))" : describe(option)
                 throw ConfigError("key '\(key)' in the config file \(path) must be \(what.hasPrefix("integer") ? "an" : "a") \(what)")
             }
         }

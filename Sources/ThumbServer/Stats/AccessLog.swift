@@ -23,10 +23,18 @@ final class AccessLog: Sendable {
         var file: String
     }
 
+    /// Whether the last reopen of the file (SIGUSR1) opened it: a failure is said at each
+    /// reopen that fails, the first one that works after it once.
+    enum Reopening: Sendable, Equatable {
+        case opened
+        case failing
+    }
+
     /// Where lines go: stdout or an open file. Touched on `queue` only.
     private final class Destination: @unchecked Sendable {
         var fd: Int32 = STDOUT_FILENO
         var path = ""
+        var reopening = Reopening.opened
     }
 
     /// The one lock of the settings the loops read.
@@ -78,8 +86,10 @@ final class AccessLog: Sendable {
 
     /// Reopens the file (SIGUSR1, after logrotate moved it): lines queued before go to the old
     /// file, lines after to one opened at the same path now. Does nothing when writing to stdout.
-    /// When the path cannot be opened, the old file is kept and `failed` is told why.
-    func reopen(failed: @escaping @Sendable (String) -> Void = { Thumbd.warn($0) }) {
+    /// When the path cannot be opened, the old file is kept and `say` is told why (at each
+    /// SIGUSR1 that fails: each is the operator's own act); the first reopen that works after
+    /// one that failed is said too, once.
+    func reopen(say: @escaping @Sendable (String) -> Void = { Thumbd.warn($0) }) {
         queue.async { [self] in
             dispatchPrecondition(condition: .onQueue(queue))
             guard !destination.path.isEmpty else { return }
@@ -87,8 +97,13 @@ final class AccessLog: Sendable {
                 let fd = try Self.open(destination.path)
                 Self.close(destination)
                 destination.fd = fd
+                if destination.reopening == .failing {
+                    say("access_log_file \(destination.path) is reopened: lines go to it again")
+                }
+                destination.reopening = .opened
             } catch {
-                failed("access_log_file: \(error.description); lines go on to the file open before")
+                destination.reopening = .failing
+                say("\(error.description); lines go on to the file open before")
             }
         }
     }
@@ -106,6 +121,7 @@ final class AccessLog: Sendable {
                 Self.close(destination)
                 destination.fd = fd
                 destination.path = new.file
+                destination.reopening = .opened
             }
         } else if new.file != old.file {
             queue.async { [self] in
@@ -113,6 +129,7 @@ final class AccessLog: Sendable {
                 Self.close(destination)
                 destination.fd = STDOUT_FILENO
                 destination.path = ""
+                destination.reopening = .opened
             }
         }
         settings.withLock { $0 = new }
