@@ -36,6 +36,7 @@ FIRST_SCREEN_MS = 300
 # each frame while `window.watching`.
 WATCH = """
     window.listed = null;
+    window.timeline = [];   // [ms, /assets or /assets/changes URL, status, items with a placeholder]
     window.painted = {};
     window.blank = [];
     window.frames = 0;
@@ -43,6 +44,11 @@ WATCH = """
     window.fetch = async (url, options) => {
       const response = await pageFetch(url, options);
       if (String(url).startsWith('/assets?') && response.status === 200 && window.listed === null) window.listed = performance.now();
+      if (String(url).startsWith('/assets')) {   // the timeline said when a check fails
+        const at = performance.now();
+        response.clone().json().then(body => window.timeline.push([Math.round(at), String(url).split('&wait')[0], response.status,
+          (body.changed || body.items || []).filter(i => (i.item || i).thumbhash).length])).catch(() => {});
+      }
       return response;
     };
     function look() {
@@ -126,15 +132,17 @@ def a_cold_server_shows_no_blank_cell(binary, profile):
         print("  %d first-screen cells: placeholder or thumbnail at most %.0f ms after the listing (%s)"
               % (len(first), max(late.values()), server.stats()["placeholders"]))
         check(all(ms <= FIRST_SCREEN_MS for ms in late.values()),
-              "first-screen cells blank more than %d ms after the listing: %s" % (FIRST_SCREEN_MS, {i: round(ms) for i, ms in late.items() if ms > FIRST_SCREEN_MS}))
+              "first-screen cells blank more than %d ms after the listing: %s; the page's listing at %.0f ms, then %s"
+              % (FIRST_SCREEN_MS, {i: round(ms) for i, ms in late.items() if ms > FIRST_SCREEN_MS}, listed,
+                 page.js("return window.timeline")))
 
         # The rest of the previews are read after the first screen's renders; the page hears of
         # them through the change feed. Then the fling.
         started = time.time()
         wait_for("every preview read", 60, lambda: server.stats()["placeholders"]["from_previews"] == COUNT)
         read = time.time() - started
-        generation = server.listing(limit=0)["generation"]
-        wait_for("the page at the server's generation", 30, lambda: page.js("return library.generation") == generation)
+        wait_for("the page at the server's generation", 30,
+                 lambda: page.js("return library.generation") == server.listing(limit=0)["generation"])
         print("  the other %d previews read %.1f s after the first screen, and heard by the page %.1f s after"
               % (COUNT - len(first), read, time.time() - started - read))
 

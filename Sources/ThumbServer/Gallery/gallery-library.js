@@ -25,6 +25,7 @@ const library = {
   generation: null,   // the listing's generation the page shows
   counts: null,       // {photos, videos}, from the last walk
   walking: false,     // a walk under way
+  followAfterWalk: false,   // a change heard during the walk: the feed is followed again at its end
   feed: null,         // the AbortController of the change-feed request under way
   timer: 0,           // the next change-feed request, after a failure
 };
@@ -86,6 +87,10 @@ async function refresh(generation) {
     // the server is away: the next look tries again
   } finally {
     library.walking = false;
+    if (library.followAfterWalk) {
+      library.followAfterWalk = false;
+      follow();
+    }
   }
 }
 
@@ -147,7 +152,15 @@ async function follow() {
     } else {
       const changes = await response.json();
       if (changes.generation !== since && since === library.generation) await applyChanges(changes, sort);
-      if (changes.generation !== since && library.generation === since) delay = 250;   // a walk under way: its end is awaited
+      if (changes.generation !== since && library.generation === since) {
+        // Not applied: a walk under way is followed again at its end; else (it failed) soon.
+        if (library.walking) {
+          library.followAfterWalk = true;
+          delay = null;
+        } else {
+          delay = 250;
+        }
+      }
     }
   } catch (error) {
     delay = controller.signal.aborted ? null : FEED_RETRY_MS;   // aborted: hidden, followed again when shown
