@@ -7,8 +7,9 @@
 // copy (removed items by their indexes before, inserted and changed ones at theirs now) and the
 // grid updated in place, by the items' `url` (their exact names): removed items go, new ones
 // come in their places, changed ones (another size or version, so another thumbnail URL) load
-// again, cells whose thumbnail stays are moved as they are, and the item at the top of the view
-// stays where it is on screen. An answer that does not fit the copy, or a 410 (the generation is
+// again, cells whose thumbnail stays are moved as they are (a placeholder made since is painted
+// on them at once, even during a walk: a cold server's previews), and the item at the top of the
+// view stays where it is on screen. An answer that does not fit the copy, or a 410 (the generation is
 // too old to diff), walks the listing again. A bigger library is not walked: the header says
 // "N items", and a change reloads the listing's pages where the view is. It reads the grid's
 // state (gallery-grid.js) when called, so it follows that script.
