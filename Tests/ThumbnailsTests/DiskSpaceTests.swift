@@ -98,10 +98,10 @@ import TestSupport
              limit: mebibyte, fault: nil),
     ]
 
-    @Test func theFaultIsAStateFedWritesAndProbes() {
-        var space = DiskSpace(directory: "/c", configuredLimit: Self.mebibyte)
-        for (n, step) in Self.steps.enumerated() {
-            let effects = space.handle(step.event, at: Self.seconds(step.at))
+    /// Feeds `steps` to `space` in order, checking each one's effects, limit and fault.
+    static func run(_ steps: [Step], on space: inout DiskSpace) {
+        for (n, step) in steps.enumerated() {
+            let effects = space.handle(step.event, at: seconds(step.at))
             #expect(effects == step.effects, "step \(n): \(step.event)")
             #expect(space.limit == step.limit, "step \(n)")
             if let word = step.fault {
@@ -110,6 +110,11 @@ import TestSupport
                 #expect(space.fault == nil, "step \(n): \(space.fault ?? "")")
             }
         }
+    }
+
+    @Test func theFaultIsAStateFedWritesAndProbes() {
+        var space = DiskSpace(directory: "/c", configuredLimit: Self.mebibyte)
+        Self.run(Self.steps, on: &space)
         #expect(space.faults == 4)   // full, read-only twice, the quota
     }
 
@@ -147,16 +152,7 @@ import TestSupport
                  limit: limit, fault: nil),
         ]
         var space = DiskSpace(directory: "/c", configuredLimit: limit, headroom: 65_536)
-        for (n, step) in steps.enumerated() {
-            let effects = space.handle(step.event, at: Self.seconds(step.at))
-            #expect(effects == step.effects, "step \(n): \(step.event)")
-            #expect(space.limit == step.limit, "step \(n)")
-            if let word = step.fault {
-                #expect(space.fault?.contains(word) == true, "step \(n): \(space.fault ?? "no fault")")
-            } else {
-                #expect(space.fault == nil, "step \(n): \(space.fault ?? "")")
-            }
-        }
+        Self.run(steps, on: &space)
     }
 
     /// A reload (`disk_cache_bytes`, `DiskCache.setLimit`) that lowers the configured limit
