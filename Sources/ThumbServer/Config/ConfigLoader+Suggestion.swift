@@ -43,4 +43,19 @@ extension ConfigLoader {
         }
         return previous[b.count]
     }
+
+    /// The refusal of `--NAME` (`name` with `_`), which is no option: the nearest flag suggested
+    /// (`suggestion`, among the options and the `--no-` forms of the true/false ones); for
+    /// `--no-KEY` of an option that is not true/false, that option, which takes a value instead.
+    static func unknownOption(_ name: String) -> ConfigError {
+        let flag = { (key: String) in "--" + key.replacingOccurrences(of: "_", with: "-") }
+        let hint: String
+        if name.hasPrefix("no_"), let option = ConfigOption.all.first(where: { $0.key == String(name.dropFirst(3)) }) {
+            hint = " (\(flag(option.key)) is not true/false: give it a value, \(flag(option.key)) VALUE)"
+        } else {
+            let negations = ConfigOption.all.filter { $0.kind == .boolean || $0.kind == .choice }.map { "no_" + $0.key }
+            hint = suggestion(for: name, among: ConfigOption.all.map(\.key) + negations, spelling: flag)
+        }
+        return ConfigError("unknown option \(flag(name))\(hint); see --help")
+    }
 }
