@@ -31,19 +31,30 @@ import TestSupport
         try Renderer().embeddedPreview(file: path, side: side, expected: expected)
     }
 
+    /// An index of `photos` (opened anew: from the database an earlier one left), its
+    /// placeholders, and previews read by `read` on a one-worker scheduler, stopped with it.
+    final class Maker {
+        let index: LibraryIndex, placeholders: Placeholders, scheduler = RenderScheduler(workers: 1), previews: PreviewPlaceholders
+
+        init(_ photos: Library_, read: @escaping PreviewPlaceholders.Read = PreviewPlaceholdersTests.read) throws {
+            index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
+            placeholders = Placeholders(store: index)
+            previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler, read: read)
+        }
+
+        deinit { scheduler.stop() }
+    }
+
     @Test func theScanDoesNotWaitForPreviews() throws {
         let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg"])
-        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
-        let placeholders = Placeholders(store: index)
         // Each read waits for the test (10 s at most, so a scan that waited for it would end,
         // and be seen to have waited, rather than hang).
         let gate = DispatchSemaphore(value: 0)
-        let scheduler = RenderScheduler(workers: 1)
-        defer { scheduler.stop() }
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler) { path, side, expected throws(RenderError) in
+        let maker = try Maker(photos) { path, side, expected throws(RenderError) in
             _ = gate.wait(timeout: .now() + 10)
             return try Self.read(path, side, expected)
         }
+        let (index, placeholders, previews) = (maker.index, maker.placeholders, maker.previews)
         previews.start()
         index.rescan()
         #expect(index.isComplete)
@@ -71,15 +82,12 @@ import TestSupport
         // is not trusted; the others have none but the first. Each is looked at.
         let photos = try Library_(["sony-cybershot-small-orientation6.jpg", "kodak-dc210-1998-vga.jpg", "galaxy-s-orientation6-gps-vga.jpg"])
         for n in 0..<60 { #expect(link(photos.root + "/kodak-dc210-1998-vga.jpg", photos.root + "/kodak-\(n).jpg") == 0) }
-        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
-        let placeholders = Placeholders(store: index)
-        let scheduler = RenderScheduler(workers: 1)
-        defer { scheduler.stop() }
         let ran = Mutex<[(name: String, role: ThreadRole)]>([])
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler) { path, side, expected throws(RenderError) in
+        let maker = try Maker(photos) { path, side, expected throws(RenderError) in
             ran.withLock { $0.append((String(decoding: path.bytes.split(separator: UInt8(ascii: "/")).last!, as: UTF8.self), ThreadRole.current)) }
             return try Self.read(path, side, expected)
         }
+        let (index, placeholders, scheduler, previews) = (maker.index, maker.placeholders, maker.scheduler, maker.previews)
         // The one worker is held by a client miss while the scan hands its photos over; another
         // miss waits.
         let gate = DispatchSemaphore(value: 0), running = DispatchSemaphore(value: 0)
@@ -106,11 +114,8 @@ import TestSupport
     /// Stopped (the server shutting down), it writes nothing more to the index.
     @Test func stoppedItMakesNoMore() throws {
         let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg"])
-        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
-        let placeholders = Placeholders(store: index)
-        let scheduler = RenderScheduler(workers: 1)
-        defer { scheduler.stop() }
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler, read: Self.read)
+        let maker = try Maker(photos)
+        let (index, placeholders, previews) = (maker.index, maker.placeholders, maker.previews)
         previews.start()
         previews.stop()
         index.rescan()
@@ -126,11 +131,8 @@ import TestSupport
             let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
             index.rescan()
         }
-        let index = try LibraryIndex(library: try Library(root: photos.root), databasePath: photos.root + "-index.sqlite")
-        let placeholders = Placeholders(store: index)
-        let scheduler = RenderScheduler(workers: 1)
-        defer { scheduler.stop() }
-        let previews = PreviewPlaceholders(index: index, placeholders: placeholders, scheduler: scheduler, read: Self.read)
+        let maker = try Maker(photos)
+        let (index, placeholders, previews) = (maker.index, maker.placeholders, maker.previews)
         previews.start()
         previews.waitUntilIdle()
         #expect(placeholders.statistics.fromPreviews == 1)
