@@ -111,6 +111,36 @@ import TestSupport
         #expect(placeholders.statistics.previewsMismatched == 1)
     }
 
+    /// A photo that comes below the listing's first screens (an old one copied in) is read after
+    /// the client misses waiting, though it is the newest of its batch.
+    @Test func aPhotoBelowTheFirstScreensWaitsForClientMisses() throws {
+        // One taken in 2011, 60 in 2001 (whose previews are not trusted, and each looked at).
+        let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg", "sony-cybershot-small-orientation6.jpg"])
+        for n in 0..<59 { #expect(link(photos.root + "/sony-cybershot-small-orientation6.jpg", photos.root + "/sony-\(n).jpg") == 0) }
+        let ran = Mutex<[String]>([])
+        let maker = try Maker(photos) { path, side, expected throws(RenderError) in
+            ran.withLock { $0.append(String(decoding: path.bytes.split(separator: UInt8(ascii: "/")).last!, as: UTF8.self)) }
+            return try Self.read(path, side, expected)
+        }
+        maker.previews.start()
+        maker.index.rescan()
+        maker.previews.waitUntilIdle()
+        #expect(ran.withLock { $0.count } == 61)
+        // A photo of 2000 arrives while a client miss holds the one worker and another waits.
+        let gate = DispatchSemaphore(value: 0), running = DispatchSemaphore(value: 0)
+        maker.scheduler.enqueue(.foreground) {
+            running.signal()
+            _ = gate.wait(timeout: .now() + 600)
+        }
+        running.wait()
+        try Fixtures.photo("kodak-dc210-1998-vga.jpg").write(to: URL(fileURLWithPath: photos.root + "/kodak.jpg"))
+        maker.index.rescan()
+        maker.scheduler.enqueue(.foreground) { ran.withLock { $0.append("miss") } }
+        gate.signal()
+        maker.previews.waitUntilIdle()
+        #expect(ran.withLock { Array($0.dropFirst(61)) } == ["miss", "kodak.jpg"])
+    }
+
     /// Stopped (the server shutting down), it writes nothing more to the index.
     @Test func stoppedItMakesNoMore() throws {
         let photos = try Library_(["galaxy-s-orientation6-gps-vga.jpg"])

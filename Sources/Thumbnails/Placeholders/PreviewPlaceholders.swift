@@ -14,10 +14,11 @@ import Synchronization
 /// left to the backfill, which starts no pass while previews are pending (`isBusy`). Unlike the
 /// backfill it does not wait for clients to rest (the placeholders are wanted while a client
 /// browses): each read is an item of the render scheduler's preview lane
-/// (`RenderScheduler.Priority.preview`: after client misses, before prefetch), each batch newest first, the order a grid shows, and the batch's first screens
-/// (`firstScreens`) before client misses. In a cluster it reads only the
-/// previews of the photos this node owns (`owns`), as the backfill renders only those
-/// (docs/cluster.md, "Placeholders").
+/// (`RenderScheduler.Priority.preview`: after client misses, before prefetch), each batch
+/// newest first, the order a grid shows, and those at the top of the listing (its
+/// `firstScreens`) before client misses. In a cluster it reads only the previews of the photos
+/// this node owns (`owns`), as the backfill renders only those (docs/cluster.md,
+/// "Placeholders").
 /// Thread-safe: its state is atomics; reads run on the scheduler's workers.
 public final class PreviewPlaceholders: Sendable {
     /// Reads `path`'s embedded preview if it is still the file of identity `expected`
@@ -65,21 +66,22 @@ public final class PreviewPlaceholders: Sendable {
         enqueue(all)
     }
 
-    /// How many of a batch's newest photos are a grid's first screens, whose previews go before
-    /// client misses (`RenderScheduler.Priority.preview(firstScreens:)`): 60, a phone's screen
-    /// at 5 columns (12 rows), two and a half at 3 columns (7 rows).
+    /// How many of the listing's newest photos are a grid's first screens, whose previews go
+    /// before client misses (`RenderScheduler.Priority.preview(firstScreens:)`): 60, a phone's
+    /// screen at 5 columns (12 rows), two and a half at 3 columns (7 rows).
     public static let firstScreens = 60
 
-    /// Queues `records` on the scheduler's preview lane, newest first (returns at once), the
-    /// `firstScreens` newest ahead of client misses: those that still need a placeholder when
-    /// their turn comes (`LibraryIndex.needsThumbhash`) get one from their trusted preview.
+    /// Queues `records` on the scheduler's preview lane, newest first (returns at once), those
+    /// among the listing's `firstScreens` newest ahead of client misses: those that still need a
+    /// placeholder when their turn comes (`LibraryIndex.needsThumbhash`) get one from their
+    /// trusted preview.
     public func enqueue(_ records: [AssetRecord]) {
         guard !records.isEmpty else { return }
         pending.add(records.count, ordering: .releasing)
-        let newestFirst = records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) })
-        for (rank, record) in newestFirst.enumerated() {
+        let top = Set(index.page(order: .newest, from: .offset(0), limit: Self.firstScreens).items.map(\.path))
+        for record in records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) }) {
             outstanding.enter()
-            scheduler.enqueue(.preview(firstScreens: rank < Self.firstScreens)) { [self] in
+            scheduler.enqueue(.preview(firstScreens: top.contains(record.path))) { [self] in
                 make(record)
                 pending.subtract(1, ordering: .releasing)
                 outstanding.leave()
