@@ -20,9 +20,11 @@
 ///   cannot reuse one: no-ops sent together go one after another over one connection. Measured
 ///   in docs/performance.md ("ThumbdClient against scroll.py").
 ///
-/// The connections it counts are those it believes open: opened by a no-op or a download, kept
-/// after a download (not after a cancel, which closes its connection, a network error or
-/// `Connection: close`); one closed without its knowing costs a download on a fresh connection.
+/// The connections it counts are those it believes open: opened by a no-op (unless a download
+/// ended meanwhile, whose connection the no-op may have been given) or a download, kept after a
+/// download (not after a cancel, which closes its connection, a network error or
+/// `Connection: close`); one counted that is not there costs a download on a fresh connection,
+/// one there and not counted a no-op.
 struct ThumbdDownloadQueue: Equatable {
     /// What the driver does.
     enum Effect: Equatable {
@@ -54,6 +56,13 @@ struct ThumbdDownloadQueue: Equatable {
         case never
     }
 
+    /// The no-op request: none, or under way with the downloads that ended since it was sent
+    /// and kept their connections (one of which it may have been given instead of opening one).
+    enum NoOp: Equatable {
+        case none
+        case underWay(keptSince: Int)
+    }
+
     /// Downloads at once, at most: the session's `httpMaximumConnectionsPerHost`.
     let limit: Int
     let opening: Opening
@@ -61,8 +70,8 @@ struct ThumbdDownloadQueue: Equatable {
     private(set) var waiting: [Int] = []
     /// Sent and not finished.
     private(set) var sending: Set<Int> = []
-    /// No-op requests under way.
-    private(set) var openingConnections = 0
+    /// The no-op under way, if any (one at a time).
+    private(set) var noOp = NoOp.none
     /// Connections believed open, idle or carrying a download.
     private(set) var openConnections = 0
 
@@ -89,11 +98,20 @@ struct ThumbdDownloadQueue: Equatable {
             effects.append(.cancel(id))
         case .finished(let id, let kept):
             guard sending.remove(id) != nil else { return [] }
-            if !kept { openConnections = max(0, openConnections - 1) }
+            if !kept {
+                openConnections = max(0, openConnections - 1)
+            } else if case .underWay(let keptSince) = noOp {
+                noOp = .underWay(keptSince: keptSince + 1)
+            }
         case .opened(let kept):
-            openingConnections = max(0, openingConnections - 1)
+            let keptSince: Int
+            if case .underWay(let count) = noOp { keptSince = count } else { keptSince = 0 }
+            noOp = .none
             if kept {
-                openConnections += 1
+                // Counted only when no download gave up a connection meanwhile: libcurl may have
+                // given it that one (a connection too few counted costs a no-op; one too many, a
+                // download on a fresh connection).
+                if keptSince == 0 { openConnections += 1 }
             } else {
                 // The server did not answer the no-op: the next download goes as it is, so its
                 // own error is what the caller sees (and no no-op is retried in a loop).
@@ -107,7 +125,7 @@ struct ThumbdDownloadQueue: Equatable {
     private mutating func pump(sendWithoutOpening: Bool) -> [Effect] {
         var effects: [Effect] = []
         var sendWithoutOpening = sendWithoutOpening
-        while !waiting.isEmpty && sending.count + openingConnections < limit {
+        while !waiting.isEmpty && sending.count + (noOp == .none ? 0 : 1) < limit {
             let idle = openConnections - sending.count
             if opening == .never || idle > 0 || sendWithoutOpening {
                 sendWithoutOpening = false
@@ -121,8 +139,8 @@ struct ThumbdDownloadQueue: Equatable {
                 // download: so it cannot be given an idle connection, and opens one. No-ops sent
                 // together would not open one each (URLSession on Linux sends them one after
                 // another, over one connection).
-                if openingConnections == 0 {
-                    openingConnections = 1
+                if noOp == .none {
+                    noOp = .underWay(keptSince: 0)
                     effects.append(.openConnection)
                 }
                 break

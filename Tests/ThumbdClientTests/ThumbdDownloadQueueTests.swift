@@ -44,10 +44,11 @@ import Testing
             (.asked(2), []),
             (.opened(true), [.send(1), .openConnection]),
             (.opened(true), [.send(2)]),
-            // Both connections kept: the third goes over the first as soon as it is free.
+            // Both connections carry a download: the third waits for a third connection.
             (.asked(3), [.openConnection]),
-            (.finished(1, keptConnection: true), [.send(3)]),
-            (.opened(true), []),
+            (.opened(true), [.send(3)]),
+            // The first's connection kept: the fourth goes over it.
+            (.finished(1, keptConnection: true), []),
             (.asked(4), [.send(4)]),
         ]),
         Case(name: "a cancel closes its connection: the next download waits for a new one", limit: 2, opening: .beforeFirstUse, steps: [
@@ -67,6 +68,15 @@ import Testing
             (.opened(true), [.send(2)]),
             (.finished(2, keptConnection: true), []),
             (.asked(3), [.send(3)]),
+        ]),
+        Case(name: "a download that ends while the no-op is under way may give it its connection: not counted", limit: 2, opening: .beforeFirstUse, steps: [
+            (.asked(1), [.openConnection]),
+            (.opened(true), [.send(1)]),
+            (.asked(2), [.openConnection]),
+            (.finished(1, keptConnection: true), [.send(2)]),
+            (.opened(true), []),
+            // One connection counted, carrying 2: the next waits for a no-op.
+            (.asked(3), [.openConnection]),
         ]),
         Case(name: "a no-op not answered: the download goes as it is, no no-op again for it", limit: 2, opening: .beforeFirstUse, steps: [
             (.asked(1), [.openConnection]),
