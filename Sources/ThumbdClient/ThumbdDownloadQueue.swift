@@ -6,8 +6,8 @@
 /// - **At most `limit` downloads at once, in the order they were asked for** (the session's
 ///   connections a host, 6 by default), the rest waiting here, so a download whose cell scrolled
 ///   away before its turn is dropped without a word to the server, and the next to go is the one
-///   that became visible first (URLSession's own queue on Linux, libcurl's pending list, does not
-///   keep that order).
+///   that became visible first (through URLSession's own queue on Linux, cells that became
+///   visible later reached the server before cells waiting since the start).
 /// - **A connection is opened with a no-op request before a download needs it**
 ///   (`openConnection`: `OPTIONS /`, RFC 9110 §9.3.7), when FoundationNetworking (libcurl) is the
 ///   transport. There, a socket's first transfer keeps the Dispatch write source of its connect
