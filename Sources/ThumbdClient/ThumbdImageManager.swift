@@ -50,17 +50,27 @@ public enum ThumbdImageResult: Sendable, Equatable {
 /// from the server. Identical requests in flight share one download; a request whose task is
 /// cancelled (its cell scrolled away) leaves it, and the download of one that every request
 /// left is cancelled (its URLSessionTask: the server sees its client go and drops the render
-/// when it has not started).
+/// when it has not started). Downloads go in the order they were asked for, as many at once as
+/// the image session has connections a host (6 by default); one left before its turn is never
+/// sent (`ThumbdDownloadQueue`).
 public actor ThumbdImageManager {
+    /// A download asked for: the requests waiting for it. Its place in line and its
+    /// URLSessionTask are `queue`'s and `downloads`'.
     private struct Flight {
         let id: Int
-        let task: Task<Void, Never>
+        let url: URL
         var waiters: [Int: CheckedContinuation<ThumbdThumbnail, any Error>]
     }
 
     nonisolated let library: ThumbdLibrary
     nonisolated let memory: ThumbdMemoryCache
     private var flights: [String: Flight] = [:]
+    /// A flight's key by its id (the queue speaks in ids).
+    private var keys: [Int: String] = [:]
+    /// The downloads sent, by flight id.
+    private var downloads: [Int: URLSessionDataTask] = [:]
+    /// Which downloads go when, and when a connection is opened first (`ThumbdDownloadQueue`).
+    private var queue: ThumbdDownloadQueue
     private var nextID = 0
 
     /// - Parameters:
@@ -70,12 +80,20 @@ public actor ThumbdImageManager {
     public init(library: ThumbdLibrary, memoryCacheBytes: Int = 32 << 20) {
         self.library = library
         memory = ThumbdMemoryCache(limitBytes: memoryCacheBytes)
+        #if canImport(FoundationNetworking)
+        let opening = ThumbdDownloadQueue.Opening.beforeFirstUse
+        #else
+        let opening = ThumbdDownloadQueue.Opening.never
+        #endif
+        queue = ThumbdDownloadQueue(limit: library.connection.imageSession.configuration.httpMaximumConnectionsPerHost,
+                                    opening: opening)
     }
 
     /// The thumbnail bytes the memory cache holds now.
     public nonisolated var memoryCacheBytes: Int { memory.bytes }
 
-    /// Downloads under way (requests for one URL share one).
+    /// Downloads asked for and not ended, waiting their turn or under way (requests for one URL
+    /// share one).
     public var downloadsInFlight: Int { flights.count }
 
     /// An asset's thumbnail of `grid`: the sequence yields `.placeholder` at once when the asset
@@ -147,54 +165,100 @@ public actor ThumbdImageManager {
         }
         nextID += 1
         let id = nextID
-        let connection = library.connection
-        let task = Task {
-            let result: Result<ThumbdThumbnail, any Error>
-            do {
-                result = .success(try await Self.download(url, connection))
-            } catch {
-                result = .failure(error)
-            }
-            self.land(key: key, flight: id, result)
-        }
-        flights[key] = Flight(id: id, task: task, waiters: [waiter: continuation])
+        flights[key] = Flight(id: id, url: url, waiters: [waiter: continuation])
+        keys[id] = key
+        perform(queue.handle(.asked(id)))
     }
 
     /// A request left (its task was cancelled): it is answered `CancellationError`, and the
-    /// download is cancelled when no request waits for it any more.
+    /// download is dropped (waiting) or cancelled (sent) when no request waits for it any more.
     private func leave(key: String, waiter: Int) {
         guard var flight = flights[key], let continuation = flight.waiters.removeValue(forKey: waiter) else { return }
         continuation.resume(throwing: CancellationError())
         if flight.waiters.isEmpty {
             flights[key] = nil
-            flight.task.cancel()
+            keys[flight.id] = nil
+            perform(queue.handle(.left(flight.id)))
         } else {
             flights[key] = flight
         }
     }
 
     /// A download ended: its thumbnail is kept in memory and every request waiting is answered.
-    private func land(key: String, flight id: Int, _ result: Result<ThumbdThumbnail, any Error>) {
+    private func land(key: String, flight id: Int, _ result: Result<ThumbdThumbnail, any Error>, keptConnection: Bool) {
+        downloads[id] = nil
         if case .success(let thumbnail) = result { memory.insert(thumbnail, for: key) }
-        guard let flight = flights[key], flight.id == id else { return }
-        flights[key] = nil
-        for continuation in flight.waiters.values { continuation.resume(with: result) }
+        if let flight = flights[key], flight.id == id {
+            flights[key] = nil
+            keys[id] = nil
+            for continuation in flight.waiters.values { continuation.resume(with: result) }
+        }
+        perform(queue.handle(.finished(id, keptConnection: keptConnection)))
     }
 
-    private static func download(_ url: URL, _ connection: ThumbdConnection) async throws -> ThumbdThumbnail {
-        var request = URLRequest(url: url)
-        request.setValue("image/jpeg, image/png;q=0.9, */*;q=0.1", forHTTPHeaderField: "Accept")
-        let (data, response) = try await connection.send(request, on: connection.imageSession)
+    /// Performs the queue's effects. The URLSessionTasks are made and resumed here, in the
+    /// queue's order: a download before the no-op that follows it, so that the no-op finds
+    /// every connection carrying a download and opens one.
+    private func perform(_ effects: [ThumbdDownloadQueue.Effect]) {
+        let session = library.connection.imageSession
+        for effect in effects {
+            switch effect {
+            case .send(let id):
+                guard let key = keys[id], let url = flights[key]?.url else {
+                    perform(queue.handle(.finished(id, keptConnection: true)))
+                    continue
+                }
+                var request = URLRequest(url: url)
+                request.setValue("image/jpeg, image/png;q=0.9, */*;q=0.1", forHTTPHeaderField: "Accept")
+                let task = session.dataTask(with: request) { data, response, error in
+                    let (result, kept) = Self.outcome(url, data, response, error)
+                    Task { await self.land(key: key, flight: id, result, keptConnection: kept) }
+                }
+                downloads[id] = task
+                task.resume()
+            case .cancel(let id):
+                downloads.removeValue(forKey: id)?.cancel()
+            case .openConnection:
+                var request = URLRequest(url: library.connection.url("/"))
+                request.httpMethod = "OPTIONS"
+                session.dataTask(with: request) { _, response, error in
+                    let kept = error == nil && (response as? HTTPURLResponse).map(Self.keepsConnection) == true
+                    Task { await self.opened(kept) }
+                }.resume()
+            }
+        }
+    }
+
+    /// A no-op request ended (`ThumbdDownloadQueue.Event.opened`).
+    private func opened(_ kept: Bool) {
+        perform(queue.handle(.opened(kept)))
+    }
+
+    /// Whether the server keeps the connection after `response` (no `Connection: close`).
+    private static func keepsConnection(_ response: HTTPURLResponse) -> Bool {
+        header("Connection", in: response.allHeaderFields)?.lowercased().contains("close") != true
+    }
+
+    /// A download's thumbnail (or error), and whether its connection is kept (false after a
+    /// network error or `Connection: close`).
+    private static func outcome(_ url: URL, _ data: Data?, _ response: URLResponse?, _ error: (any Error)?) -> (Result<ThumbdThumbnail, any Error>, Bool) {
+        if let error { return (.failure(ThumbdError.transport(error)), false) }
+        guard let response = response as? HTTPURLResponse else {
+            return (.failure(ThumbdError.invalidResponse("not an HTTP response")), false)
+        }
+        let data = data ?? Data()
         guard response.statusCode == 200 else {
-            throw ThumbdError.answer(status: response.statusCode, headers: response.allHeaderFields, body: data)
+            return (.failure(ThumbdError.answer(status: response.statusCode, headers: response.allHeaderFields, body: data)),
+                    keepsConnection(response))
         }
         let fields = response.allHeaderFields
         let timing = header("Server-Timing", in: fields).flatMap { value -> Double? in
             guard let range = value.range(of: "render;dur=") else { return nil }
             return Double(value[range.upperBound...].prefix { $0.isNumber || $0 == "." })
         }
-        return ThumbdThumbnail(data: data, contentType: header("Content-Type", in: fields) ?? "",
-                               url: url, cacheStatus: header("X-Cache", in: fields), renderMilliseconds: timing)
+        return (.success(ThumbdThumbnail(data: data, contentType: header("Content-Type", in: fields) ?? "",
+                                         url: url, cacheStatus: header("X-Cache", in: fields), renderMilliseconds: timing)),
+                keepsConnection(response))
     }
 
     /// Empties the memory cache (downloads under way go on).

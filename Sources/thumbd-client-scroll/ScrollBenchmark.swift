@@ -2,12 +2,14 @@
 // a 3-column grid of the listing (newest first), 7 rows on screen, scrolled down at a constant
 // speed (grid-3 rows/s), each cell asking ThumbdImageManager for its thumbnail as it becomes
 // visible and cancelling the request (its task) when it leaves; with --prefetch, a
-// ThumbdPreheatController updated every tick. URLSession's pool (6 connections a host) stands in
-// for scroll.py's 6 keep-alive connections. The figures are scroll.py's, by its definitions (its
-// header): one JSON line of the same fields, which `scroll.py --table FILE` prints as its table.
+// ThumbdPreheatController updated every tick. ThumbdImageManager's queue over URLSession's pool
+// (6 connections a host) stands in for scroll.py's FIFO over 6 keep-alive connections. The
+// figures are scroll.py's, by its definitions (its header): one JSON line of the same fields,
+// which `scroll.py --table FILE` prints as its table; --cells-out FILE writes one line per cell
+// as scroll.py's does (its "sent" and "first" null: URLSession does not tell them).
 //
 // Usage: thumbd-client-scroll --url http://127.0.0.1:PORT [--speed 6] [--prefetch]
-//          [--duration 15] [--final-wait 5] [--label TEXT] [--json-out FILE]
+//          [--duration 15] [--final-wait 5] [--label TEXT] [--json-out FILE] [--cells-out FILE]
 import Foundation
 import ThumbdClient
 
@@ -20,6 +22,7 @@ struct Options {
     var drainWait = 60.0
     var label = ""
     var jsonOut: String?
+    var cellsOut: String?
 
     init(_ arguments: [String]) throws {
         var rest = arguments.makeIterator()
@@ -37,6 +40,7 @@ struct Options {
             case "--drain-wait": drainWait = Double(try value(argument)) ?? drainWait
             case "--label": label = try value(argument)
             case "--json-out": jsonOut = try value(argument)
+            case "--cells-out": cellsOut = try value(argument)
             default: throw UsageError(text: "unknown argument \(argument)")
             }
         }
@@ -50,7 +54,8 @@ struct UsageError: Error { var text: String }
 
 /// One cell that became visible, and what happened to its request (scroll.py's `Cell`).
 @MainActor final class Cell {
-    enum State { case sent, done, error, cancelled, blankAtEnd }
+    /// scroll.py's states, by its words (`--cells-out`).
+    enum State: String { case sent, done, error, cancelled, blankAtEnd = "blank_at_end" }
     let index: Int
     let visible: Double
     let steady: Bool
@@ -256,6 +261,19 @@ struct ScrollBenchmark {
             if leaks.isEmpty { break }
             try await Task.sleep(for: .milliseconds(100))
         } while now() < deadline
+
+        if let path = options.cellsOut {
+            func rel(_ t: Double?) -> Any { t.map { ($0 * 10_000).rounded() / 10_000 } ?? NSNull() }
+            var text = ""
+            for cell in cells {
+                let line: [String: Any] = ["grid": columns, "index": cell.index, "steady": cell.steady,
+                                           "visible": rel(cell.visible), "hidden": rel(cell.hidden), "sent": NSNull(),
+                                           "first": NSNull(), "last": rel(cell.last), "state": cell.state.rawValue,
+                                           "status": cell.status ?? NSNull(), "x_cache": cell.cacheStatus ?? NSNull()]
+                text += String(decoding: try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]), as: UTF8.self) + "\n"
+            }
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
 
         // ---- figures, by scroll.py's definitions
         func percentile(_ values: [Double], _ p: Double) -> Double? {

@@ -118,6 +118,27 @@ import ThumbHash
         #expect(await manager.downloadsInFlight == 0)
     }
 
+    /// On FoundationNetworking a connection's first request spins a core while it waits
+    /// (`ThumbdDownloadQueue`): the first thumbnail goes over a connection a no-op opened, one
+    /// connection for both.
+    @Test func theFirstDownloadGoesOverAConnectionANoOpOpened() async throws {
+        let root = try Photos.library([("nikon.jpg", Self.nikon)])
+        let server = try TestServer(library: root.path)
+        let library = server.client()
+        let asset = try #require(try await library.page().assets.first)
+        let before = try await library.stats()
+        let results = try await Self.results(ThumbdImageManager(library: library).requestImage(for: asset, grid: .three))
+        #expect(Self.header(results.last) == ImageHeader(format: "jpeg", width: 393, height: 393))
+        let after = try await library.stats()
+        #expect(after.connections.total - before.connections.total == 1)
+        #if canImport(FoundationNetworking)
+        #expect(after.requests[204] - before.requests[204] == 1)   // OPTIONS /
+        #else
+        #expect(after.requests[204] - before.requests[204] == 0)
+        #endif
+        #expect(after.requests[200] - before.requests[200] == 2)   // the thumbnail, the first /stats
+    }
+
     /// The memory cache (1000 bytes), by table: inserts (`key`: 100 bytes, `key:bytes`) and reads
     /// (`?key`) in, the keys held after out.
     @Test(arguments: [
