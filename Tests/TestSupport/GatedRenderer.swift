@@ -35,8 +35,10 @@ public final class GatedRenderer: ThumbnailRendering, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits up to `seconds` for `count` renders to have started; true when they have.
-    public func waitForStarts(_ count: Int, seconds: Double = 10) -> Bool {
+    /// Waits up to `seconds` for `count` renders to have started; true when they have. 60 s by
+    /// default: under the whole suite a render was seen to start more than 10 s after it was
+    /// asked for (the bound matters only to a test that fails).
+    public func waitForStarts(_ count: Int, seconds: Double = 60) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         condition.lock()
         defer { condition.unlock() }
