@@ -42,7 +42,7 @@ import struct
 import tempfile
 import time
 
-from harness import PHOTOS, ROOT, Failure, NetworkLog, Server, at_end, browser, check, main, wait_for
+from harness import NO_BACKFILL, PHOTOS, ROOT, Failure, NetworkLog, Server, at_end, browser, check, main, wait_for
 
 GRIDS = {"1": (1179, 2358, "contain"), "3": (393, 393, "cover"), "5": (236, 236, "cover")}   # README, "Grids"
 
@@ -236,7 +236,7 @@ class Session:
         return cls.shared.gallery
 
     def __init__(self, binary):
-        self.server = Server(binary, photo_library(2000))
+        self.server = Server(binary, photo_library(2000), arguments=NO_BACKFILL)
         self.profile = tempfile.mkdtemp(prefix="thumbd-chromium-")
         self.driver = browser(self.profile)
         self.gallery = Page(self.server, self.driver)

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import time
 
-from harness import PHOTOS, Server, at_end, browser, check, main, wait_for
+from harness import NO_BACKFILL, PHOTOS, Server, at_end, browser, check, main, wait_for
 from gallery_grid_test import Page
 
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
@@ -53,7 +53,7 @@ class Library:
     @classmethod
     def server(cls, binary):
         if cls.shared is None:
-            cls.shared = Server(binary, photos_and_videos())
+            cls.shared = Server(binary, photos_and_videos(), arguments=NO_BACKFILL)
             at_end(cls.shared.stop)
         return cls.shared
 

@@ -18,7 +18,7 @@ Run through Tests/Browser/run.sh, or alone: gallery_loading_test.py PATH-TO-THUM
 
 import time
 
-from harness import Server, at_end, browser, check, main, wait_for
+from harness import NO_BACKFILL, Server, at_end, browser, check, main, wait_for
 from gallery_grid_test import Page, photo_library
 from gallery_layout_test import as_phone
 
@@ -43,7 +43,7 @@ class Photos:
     @classmethod
     def server(cls, binary):
         if cls.shared is None:
-            cls.shared = Server(binary, photo_library(2000))
+            cls.shared = Server(binary, photo_library(2000), arguments=NO_BACKFILL)
             at_end(cls.shared.stop)
         return cls.shared
 

@@ -70,6 +70,11 @@ def free_port():
     raise Failure("no free port in %d-%d" % (low, high))
 
 
+# For a server several tests share, left idle between them: its placeholder backfill would
+# render the whole library in the background meanwhile, taking a core from the tests after.
+NO_BACKFILL = ["--no-thumbhash-backfill"]
+
+
 class Server:
     """thumbd on a temporary library filled by `fill(library_path)`, with a fresh cache directory
     and an access log; `arguments` are more flags."""
