@@ -48,6 +48,9 @@ extension ThumbnailPipeline {
             return .success(ThumbnailResult(thumbnail: thumbnail, tier: .miss, renderMilliseconds: milliseconds))
         case .failure(let error):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: true, prefetch: prefetch)
+            if error.kind == .unsupportedSource || error.kind == .sourceTooLarge {   // the photo itself, any grid (415, 422)
+                placeholders.noteUnrenderable(request.key.assetPath, source: request.key.source)
+            }
             return .failure(.render(error))
         }
     }

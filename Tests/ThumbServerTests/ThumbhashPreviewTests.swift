@@ -156,4 +156,28 @@ import ThumbHash
         #expect(try placeholders(server)["from_previews"] as? Int == 0)
         #expect(try listed(server).values.allSatisfy { $0.hash == nil })
     }
+
+    /// A photo whose embedded preview is sound but whose picture cannot be decoded (the corpus'
+    /// camera JPEG with corrupt scan data) gets the preview's placeholder at the scan; its first
+    /// render answers 415, and from then its placeholder is `null` (docs/API.md: none for a file
+    /// that cannot be rendered), told to an open page by the feed, and counted unrenderable.
+    @Test(.enabled(if: Paths.corpus != nil, "the shared corpus"))
+    func aPhotoThatCannotBeRenderedLosesItsPreviewsPlaceholder() throws {
+        let root = TemporaryDirectory("thumbd-previews-corrupt")
+        root.write("corrupt.jpg", Array(try Data(contentsOf: URL(fileURLWithPath: Paths.corpus! + "/broken/camera-jpeg-corrupt-scan-data.jpg"))))
+        let server = try ServerHarness(library: root.path) { $0.thumbhashBackfill = false }
+        server.waitForInitialScan()
+        server.thumbd.service.previews.waitUntilIdle()
+        server.thumbd.service.index.publishArrivedPlaceholders()
+        #expect(try listed(server)["corrupt.jpg"]?.hash != nil, "its preview's placeholder")
+        let generation = try #require(try server.get("/assets").json["generation"] as? Int)
+        #expect(try server.get("/thumbnails/3/corrupt.jpg").status == 415)
+        #expect(try listed(server)["corrupt.jpg"]?.hash == nil)
+        server.thumbd.service.index.publishArrivedPlaceholders()
+        let changes = try server.get("/assets/changes?since=\(generation)").json
+        let changed = (changes["changed"] as? [[String: Any]])?.first?["item"] as? [String: Any]
+        #expect(changed?["path"] as? String == "corrupt.jpg" && changed?["thumbhash"] is NSNull)
+        #expect(try placeholders(server)["unrenderable"] as? Int == 1)
+        #expect(try placeholders(server)["backfill_failed"] as? Int == 0)
+    }
 }

@@ -94,16 +94,19 @@ extension LibraryIndex {
     }
 
     /// Keeps `hash` as the placeholder of `path` made from the file of identity `source`, in
-    /// memory and in the database; an empty `hash` notes that the file cannot be rendered.
-    /// Does nothing when `path` is no longer listed with that identity (it changed meanwhile).
-    /// A placeholder made here (not an empty note) joins the feed peers pull (`placeholderFeed`).
+    /// memory and in the database; an empty `hash` notes that the file cannot be rendered (and
+    /// takes away a placeholder its embedded preview gave). Does nothing when `path` is no
+    /// longer listed with that identity (it changed meanwhile). A placeholder made here (not an
+    /// empty note) joins the feed peers pull (`placeholderFeed`); one made or taken away is
+    /// published (`placeholderArrived`).
     public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
-        thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
-        if !hash.isEmpty {
-            placeholderFeed.withLock { $0.append(path) }
-            placeholderArrived(path)
+        let hadOne = thumbhashes.withLock { stored -> Bool in
+            defer { stored[path] = StoredThumbhash(identity: source, hash: hash) }
+            return stored[path].map { $0.identity == source && !$0.hash.isEmpty } ?? false
         }
+        if !hash.isEmpty { placeholderFeed.withLock { $0.append(path) } }
+        if !hash.isEmpty || hadOne { placeholderArrived(path) }
         write(hash, for: path, source: source)
     }
 

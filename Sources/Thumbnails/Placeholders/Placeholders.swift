@@ -107,12 +107,11 @@ public final class Placeholders: Sendable {
         store?.forgetThumbhash(for: path)
     }
 
-    /// Notes that the source of `path` at `source` cannot be rendered (415, 422): no
-    /// placeholder is made for it until it changes.
+    /// Notes that the source of `path` at `source` cannot be rendered (415, 422, from a client's
+    /// render or the backfill's): no placeholder is made for it until it changes, and one its
+    /// embedded preview gave is taken away (docs/API.md: `null` for such a file).
     func noteUnrenderable(_ path: DiskPath, source: SourceIdentity) {
-        guard let store else { return }
-        store.storeThumbhash([], for: path, source: source)
-        recordBackfillFailure()
+        store?.storeThumbhash([], for: path, source: source)
     }
 
     func recordBackfillFailure() {

@@ -169,6 +169,7 @@ public final class ThumbhashBackfill: Sendable {
         let limit = pipeline.configuration.maxSourceBytes
         if limit > 0, asset.identity.size > limit {
             pipeline.placeholders.noteUnrenderable(record.path, source: record.identity)
+            pipeline.placeholders.recordBackfillFailure()
             return
         }
         var request = RenderRequest(source: asset.absolutePath, spec: box, format: .jpeg, quality: 50,
@@ -183,6 +184,7 @@ public final class ThumbhashBackfill: Sendable {
             switch error.kind {
             case .unsupportedSource, .sourceTooLarge:
                 pipeline.placeholders.noteUnrenderable(record.path, source: record.identity)
+                pipeline.placeholders.recordBackfillFailure()
             default:
                 pipeline.placeholders.recordBackfillFailure()
             }
