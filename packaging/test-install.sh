@@ -56,7 +56,7 @@ echo "test-install: root made and package installed in $(( $(date +%s) - started
 mount -t proc proc "$root/proc"
 version=$(chroot "$root" thumbd --version) || fail "thumbd --version failed in the root"
 echo "$version" | sed 's/^/test-install:   /' >&2
-echo "$version" | head -n 1 | grep -Eq '^thumbd [0-9][^ ]* \(commit [0-9a-f]{12}(-dirty)?\)$' \
+echo "$version" | sed -n 1p | grep -Eq '^thumbd [0-9][^ ]* \(commit [0-9a-f]{12}(-dirty)?\)$' \
     || fail "thumbd --version does not name a version and commit: $version"
 chroot "$root" getent passwd thumbd >/dev/null || fail "the package made no thumbd user"
 [ -f "$root/usr/share/man/man8/thumbd.8.gz" ] || fail "no manual page"
@@ -64,7 +64,9 @@ grep -q '^/etc/thumbd/thumbd.json$' "$root/var/lib/dpkg/info/thumbd.conffiles" |
 
 # 3. As an administrator would: the library set in the shipped config (and a free port), then
 # the unit's ExecStart run as its user with its cache directory.
-photo=$(find /work/shared/corpus/photos ../shared/corpus/photos samples -maxdepth 2 -name '*.jpg' 2>/dev/null | sort | head -n 1)
+# sed reads all its input (head would leave sort writing to a closed pipe: SIGPIPE, and
+# pipefail made the script exit 141 without a word once the list outgrew one 4 KiB write)
+photo=$(find /work/shared/corpus/photos ../shared/corpus/photos samples -maxdepth 2 -name '*.jpg' 2>/dev/null | sort | sed -n 1p)
 [ -n "$photo" ] || fail "no sample photo"
 install -d "$root/srv/photos"
 cp "$photo" "$root/srv/photos/sample.jpg"
