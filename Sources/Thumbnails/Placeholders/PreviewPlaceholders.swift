@@ -31,9 +31,8 @@ public final class PreviewPlaceholders: Sendable {
     let read: Read
     /// Whether this node makes `path`'s placeholder; every path by default.
     let owns: @Sendable (DiskPath) -> Bool
-    /// Images handed over and not yet looked at.
-    private let pending = Atomic(0)
-    /// Entered per image handed over, left once it is looked at or skipped: `waitUntilIdle`.
+    /// Entered per image handed over, left once it is looked at or skipped (`isBusy`,
+    /// `waitUntilIdle`).
     private let outstanding = DispatchGroup()
     /// Set by `stop`: images not yet looked at are skipped.
     private let stopped = Atomic(false)
@@ -55,7 +54,7 @@ public final class PreviewPlaceholders: Sendable {
     }
 
     /// Whether images handed over wait to be looked at (or are being looked at).
-    public var isBusy: Bool { pending.load(ordering: .acquiring) > 0 }
+    public var isBusy: Bool { outstanding.wait(timeout: .now()) == .timedOut }
 
     /// Starts: each scan's new images from now on, and now the images already listed that have
     /// no placeholder (an index loaded from an earlier run, perhaps by a thumbd without previews).
@@ -77,13 +76,11 @@ public final class PreviewPlaceholders: Sendable {
     /// trusted preview.
     public func enqueue(_ records: [AssetRecord]) {
         guard !records.isEmpty else { return }
-        pending.add(records.count, ordering: .releasing)
         let top = Set(index.page(order: .newest, from: .offset(0), limit: Self.firstScreens).items.map(\.path))
+        for _ in records { outstanding.enter() }   // all before any is read: busy throughout
         for record in records.sorted(by: { $0.listingKey.precedes($1.listingKey, in: .newest) }) {
-            outstanding.enter()
             scheduler.enqueue(.preview(firstScreens: top.contains(record.path))) { [self] in
                 make(record)
-                pending.subtract(1, ordering: .releasing)
                 outstanding.leave()
             }
         }
