@@ -24,16 +24,17 @@ cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail 
     size_t length;
     void *pixels;
 
-    /* `in` is 8-bit sRGB, 3 bands or 4 (cvips_to_srgb8), in memory. A box filter (vips_shrink:
-     * the integer part of the factor as a box, the rest by vips_reduce) is enough for a hash of
-     * the lowest frequencies and cheaper than vips_thumbnail_image's lanczos3 (grid 1, 1179 px
-     * wide, to 100: 4.2 ms against 6.4 ms, release build on the busy 2-core test machine);
-     * alpha premultiplied around it, so that the colour of transparent pixels does not bleed
-     * in. Never enlarged. */
+    /* `in` is 8-bit sRGB, 3 bands or 4 (cvips_to_srgb8), in memory. A box filter of a whole
+     * factor, the same on both axes (vips_shrink by an integer is vips_shrinkh and vips_shrinkv
+     * alone), is enough for a hash of the lowest frequencies: the smallest that brings the
+     * longer side to `side` or under, and sides rounded up (`ceil`), so the image is 1 to
+     * `side` px a side (a 10:1 panorama 100x10, a 1x5000 strip 1x100) and keeps the picture's
+     * aspect to a pixel. A fractional factor would add vips_reduce, whose vector
+     * code libvips compiles anew at each build, and cost twice as much (docs/performance.md,
+     * "Placeholders"). Alpha premultiplied around it, so that the colour of transparent pixels
+     * does not bleed in. Never enlarged. */
     if (in->Xsize > side || in->Ysize > side) {
-        double scale = (double) side / VIPS_MAX(in->Xsize, in->Ysize);
-        int width = VIPS_MAX(1, (int) (in->Xsize * scale + 0.5));
-        int height = VIPS_MAX(1, (int) (in->Ysize * scale + 0.5));
+        int factor = (VIPS_MAX(in->Xsize, in->Ysize) + side - 1) / side;
 
         if (alpha) {
             if (vips_premultiply(out, &t[3], NULL)) {
@@ -42,7 +43,7 @@ cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail 
             }
             out = t[3];
         }
-        if (vips_shrink(out, &t[0], (double) in->Xsize / width, (double) in->Ysize / height, NULL)) {
+        if (vips_shrink(out, &t[0], (double) factor, (double) factor, "ceil", TRUE, NULL)) {
             vips_error_clear();
             return;
         }
