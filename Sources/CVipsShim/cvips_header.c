@@ -32,6 +32,31 @@ cvips_copy_exif_text(VipsImage *image, const char *name, char *out, size_t size)
     out[n] = '\0';
 }
 
+/* Whether `image`'s embedded ICC profile is the sRGB IEC61966-2.1 profile that cameras and
+ * editors embed (HP's, version 2.1, made 1998-02-09: 3,144 bytes), by its header's fields: the
+ * rule imgproxy applies before it skips a transform (vips/vips.c, vips_icc_is_srgb_iec61966).
+ * Other sRGB profiles (a phone's own v4 one, say) are transformed as any profile is. */
+static int
+cvips_profile_is_srgb(VipsImage *image)
+{
+    static const unsigned char version[] = { 2, 16, 0, 0 };
+    static const unsigned char created[] = { 7, 206, 0, 2, 0, 9 };   /* 1998-02-09 */
+    const unsigned char *profile;
+    size_t length;
+
+    if (vips_image_get_blob(image, VIPS_META_ICC_NAME, (const void **) &profile, &length)) {
+        vips_error_clear();
+        return 0;
+    }
+    return length >= 128 &&
+        memcmp(profile + 8, version, sizeof(version)) == 0 &&     /* profile version */
+        memcmp(profile + 16, "RGB ", 4) == 0 &&                    /* colour space */
+        memcmp(profile + 24, created, sizeof(created)) == 0 &&     /* date of creation */
+        memcmp(profile + 48, "IEC ", 4) == 0 &&                    /* device manufacturer */
+        memcmp(profile + 52, "sRGB", 4) == 0 &&                    /* device model */
+        memcmp(profile + 80, "HP  ", 4) == 0;                      /* profile creator */
+}
+
 int
 cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
 {
@@ -72,13 +97,16 @@ cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
     header->has_alpha = vips_image_hasalpha(image) ? 1 : 0;
 
     /* An ICC transform costs ~13 ms a photo even when it changes nothing (libvips 8.14 imports
-     * profile-less sRGB with its built-in sRGB profile): only ask for one when it matters. */
+     * profile-less sRGB with its built-in sRGB profile): only ask for one when it matters. An
+     * RGB photo whose embedded profile is sRGB IEC61966-2.1 itself is as good as one without. */
     {
         VipsInterpretation space = vips_image_guess_interpretation(image);
         int plain = space == VIPS_INTERPRETATION_sRGB || space == VIPS_INTERPRETATION_B_W ||
             space == VIPS_INTERPRETATION_RGB16 || space == VIPS_INTERPRETATION_GREY16;
-        header->needs_colour_transform =
-            vips_image_get_typeof(image, VIPS_META_ICC_NAME) || !plain ? 1 : 0;
+        int rgb = space == VIPS_INTERPRETATION_sRGB || space == VIPS_INTERPRETATION_RGB16;
+        int profiled = vips_image_get_typeof(image, VIPS_META_ICC_NAME) &&
+            !(rgb && cvips_profile_is_srgb(image));
+        header->needs_colour_transform = profiled || !plain ? 1 : 0;
     }
 
     /* Named as the file loaders are ("jpegload", not "jpegload_source"). */

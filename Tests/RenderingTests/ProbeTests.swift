@@ -84,4 +84,41 @@ import Testing
         #expect(heic.orientation == 1)   // libheif applied irot; the EXIF tag is dropped
         #expect((heic.displayWidth, heic.displayHeight) == (3024, 4032))
     }
+
+    /// An embedded profile asks for an ICC transform unless it is HP's sRGB IEC61966-2.1 (v2.1,
+    /// the profile cameras and editors embed), whose transform to sRGB changes nothing: imgproxy's
+    /// rule (cvips_header.c). Another sRGB profile (the Pixel's own v4 one), Display P3 and Adobe
+    /// RGB still ask for one; a photo without a profile never does.
+    @Test(arguments: [
+        ("photos", "iphone6plus-portrait-8mp-gps.jpg", false),   // HP's sRGB, 3,144 bytes
+        ("photos", "olympus-fe230-portrait-gps.jpg", false),     // the same profile
+        ("photos", "google-pixel-12mp-gps.jpg", true),           // Google's v4 sRGB, 596 bytes
+        ("formats", "jpeg-display-p3-icc-12mp.jpg", true),
+        ("formats", "jpeg-adobe-rgb-icc.jpg", true),
+        ("photos", "Landscape_0.jpg", false),                    // no profile
+    ])
+    func onlyAProfileOtherThanSRGBAsksForATransform(folder: String, name: String, transform: Bool) throws {
+        let info = try renderer.probe(path: TestFiles.corpusPath(folder, name))
+        #expect(info.needsColourTransform == transform)
+    }
+
+    /// What skipping it is worth: `vipsthumbnail` with and without `--export-profile srgb` gives
+    /// the same pixels for the two photos with HP's profile, and different ones for Adobe RGB (the
+    /// comparison can tell).
+    @Test func theSRGBProfilesTransformChangesNothing() throws {
+        let directory = try TestFiles.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func difference(_ folder: String, _ name: String) throws -> Double {
+            let plain = directory.appendingPathComponent("plain-\(name).png").path
+            let transformed = directory.appendingPathComponent("transformed-\(name).png").path
+            let source = TestFiles.corpusPath(folder, name)
+            _ = try VipsCLI.run("vipsthumbnail", [source, "-s", "200", "-o", plain])
+            _ = try VipsCLI.run("vipsthumbnail", [source, "-s", "200", "--export-profile", "srgb", "--intent", "perceptual", "-o", transformed])
+            return try VipsCLI.meanAbsoluteDifference([UInt8](Data(contentsOf: URL(fileURLWithPath: plain))),
+                                                      [UInt8](Data(contentsOf: URL(fileURLWithPath: transformed))))
+        }
+        #expect(try difference("photos", "iphone6plus-portrait-8mp-gps.jpg") < 0.5)
+        #expect(try difference("photos", "olympus-fe230-portrait-gps.jpg") < 0.5)
+        #expect(try difference("formats", "jpeg-adobe-rgb-icc.jpg") > 5)
+    }
 }
