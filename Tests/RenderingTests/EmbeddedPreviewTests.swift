@@ -6,13 +6,14 @@ import TestSupport
 /// A source's embedded preview (`Renderer.embeddedPreview`): trusted only when its shape after the
 /// photo's orientation is the photo's; its placeholder image judged against the preview taken out
 /// of the file independently (the JPEG's APP1 bytes cut here by hand; `vips copy file[thumbnail]`
-/// for a HEIF), turned by `vips rot` and shrunk by `vips shrink`.
+/// for a HEIF), turned by `vips rot` and shrunk by `vips shrink --ceil` by the least whole factor
+/// that fits it in 100x100 (cvips_placeholder.c).
 @Suite struct EmbeddedPreviewTests {
     let renderer = Renderer()
 
     /// `preview` (a file libvips reads) turned by `rotation` (`vips rot`: d90 clockwise...) and
-    /// shrunk by a box filter to `width` x `height`, as raw RGB bytes.
-    static func reference(_ preview: String, rotation: String?, width: Int, height: Int) throws -> [UInt8] {
+    /// shrunk by a box filter of `factor` on both axes, sides rounded up, as raw RGB bytes.
+    static func reference(_ preview: String, rotation: String?, factor: Int) throws -> [UInt8] {
         let directory = try TestFiles.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var input = preview
@@ -21,10 +22,8 @@ import TestSupport
             _ = try VipsCLI.run("vips", ["rot", input, turned, rotation])
             input = turned
         }
-        let header = try VipsCLI.header(of: input)
         let small = directory.appendingPathComponent("small.v").path, raw = directory.appendingPathComponent("small.raw").path
-        _ = try VipsCLI.run("vips", ["shrink", input, small, String(Double(header.width) / Double(width)),
-                                      String(Double(header.height) / Double(height))])
+        _ = try VipsCLI.run("vips", ["shrink", input, small, String(factor), String(factor), "--ceil"])
         _ = try VipsCLI.run("vips", ["rawsave", small, raw])
         return [UInt8](FileManager.default.contents(atPath: raw) ?? Data())
     }
@@ -48,11 +47,12 @@ import TestSupport
     }
 
     @Test(arguments: [
-        // name, photo as stored, orientation, its EXIF thumbnail as stored, `vips rot` that shows it, placeholder
-        ("galaxy-s-orientation6-gps-vga.jpg", "d90", 75, 100),   // 640x480 o6 shows 480x640; 160x120 shows 120x160
-        ("coolpix-p6000-gps.jpg", nil, 100, 75),                  // 640x480; 160x120
+        // name, `vips rot` that shows its EXIF thumbnail upright, the placeholder's size: the
+        // least whole factor that fits 100x100 is ceil(160 / 100) = 2
+        ("galaxy-s-orientation6-gps-vga.jpg", "d90", 60, 80),    // 640x480 o6 shows 480x640; 160x120 shows 120x160
+        ("coolpix-p6000-gps.jpg", nil, 80, 60),                   // 640x480; 160x120
     ] as [(String, String?, Int, Int)])
-    func aFixturePhotosPreviewUprightInOneHundredPixels(name: String, rotation: String?, width: Int, height: Int) throws {
+    func aFixturePhotosPreviewUprightWithinOneHundredPixels(name: String, rotation: String?, width: Int, height: Int) throws {
         let path = TestFiles.fixture(name)
         guard FileManager.default.fileExists(atPath: path) || TestFiles.hasCorpus else { return }
         let source = FileManager.default.fileExists(atPath: path) ? path : TestFiles.corpusPath("photos", name)
@@ -62,18 +62,18 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let thumbnail = directory.appendingPathComponent("thumbnail.jpg").path
         try Data(try ExifThumbnail.bytes(ofJPEG: source)).write(to: URL(fileURLWithPath: thumbnail))
-        let reference = try Self.reference(thumbnail, rotation: rotation, width: width, height: height)
+        let reference = try Self.reference(thumbnail, rotation: rotation, factor: 2)
         // The same decode (libjpeg), the same box filter: at most a level of rounding apart.
         #expect(Self.largestDifference(image, reference) <= 1)
     }
 
     @Test func corpusPhonePhotosPreviewsUpright() throws {
         guard TestFiles.hasCorpus else { return }
-        for (name, rotation, width, height) in [
-            ("iphone5-orientation3-gps.jpg", "d180", 100, 75),    // 3264x2448 o3; 160x120 turned over
-            ("google-pixel-12mp-gps.jpg", nil, 100, 75),          // 4048x3036; 253x189: 75 = 189 * 100 / 253 rounded
-            ("canon-a85-orientation8.jpg", "d270", 100, 75),      // 1704x2272 o8 shows 2272x1704; 120x160 shows 160x120
-        ] as [(String, String?, Int, Int)] {
+        for (name, rotation, factor, width, height) in [
+            ("iphone5-orientation3-gps.jpg", "d180", 2, 80, 60),   // 3264x2448 o3; 160x120 turned over, by 2
+            ("google-pixel-12mp-gps.jpg", nil, 3, 85, 63),         // 4048x3036; 253x189 by 3: 84.3 -> 85, 63
+            ("canon-a85-orientation8.jpg", "d270", 2, 80, 60),     // 1704x2272 o8 shows 2272x1704; 120x160 shows 160x120
+        ] as [(String, String?, Int, Int, Int)] {
             let source = TestFiles.corpusPath("photos", name)
             let image = try placeholder(source)
             #expect((image.width, image.height) == (width, height), "\(name)")
@@ -81,19 +81,20 @@ import TestSupport
             defer { try? FileManager.default.removeItem(at: directory) }
             let thumbnail = directory.appendingPathComponent("thumbnail.jpg").path
             try Data(try ExifThumbnail.bytes(ofJPEG: source)).write(to: URL(fileURLWithPath: thumbnail))
-            let reference = try Self.reference(thumbnail, rotation: rotation, width: width, height: height)
+            let reference = try Self.reference(thumbnail, rotation: rotation, factor: factor)
             #expect(Self.largestDifference(image, reference) <= 1, "\(name)")
         }
     }
 
     @Test func aHEIFsThumbnailItem() throws {
         guard TestFiles.hasCorpus else { return }
-        // 4032x3024 with a 320x240 thumbnail; the iPhone 13's has irot, applied to both by libheif.
-        for (name, width, height) in [("heic-iphone7-gps-p3.heic", 100, 75), ("heic-iphone13-irot-and-exif-orientation6.heic", 75, 100)] {
+        // 4032x3024 with a 320x240 thumbnail (by 4: 80x60); the iPhone 13's has irot, applied to
+        // both by libheif.
+        for (name, width, height) in [("heic-iphone7-gps-p3.heic", 80, 60), ("heic-iphone13-irot-and-exif-orientation6.heic", 60, 80)] {
             let source = TestFiles.corpusPath("formats", name)
             let image = try placeholder(source)
             #expect((image.width, image.height) == (width, height), "\(name)")
-            let reference = try Self.reference(source + "[thumbnail]", rotation: nil, width: width, height: height)
+            let reference = try Self.reference(source + "[thumbnail]", rotation: nil, factor: 4)
             #expect(Self.largestDifference(image, reference) <= 1, "\(name)")
         }
     }
