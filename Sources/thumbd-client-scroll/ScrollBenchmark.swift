@@ -339,12 +339,14 @@ struct ScrollBenchmark {
             "prefetch_calls": ["posts": plans.posts, "deletes": plans.stops, "stop_all": stopAll,
                                "items": s2.prefetch.done + s2.prefetch.skipped + s2.prefetch.failed + s2.prefetch.cancelled
                                    - s0.prefetch.done - s0.prefetch.skipped - s0.prefetch.failed - s0.prefetch.cancelled],
-            // URLSession owns the connections: a cancel closes one under way (the server's 499s
-            // say how many); queued ones are never sent.
-            "connections": ["client_opened": s2.connections.total - s0.connections.total,
+            // URLSession owns the connections and ThumbdImageManager its queue: what the client
+            // cannot see is null (the server's count is the server's). A cancel closes the
+            // connection under way (the server's 499s say how many); cells that scrolled away
+            // blank and were not cancelled on a connection were dropped while queued.
+            "connections": ["client_opened": NSNull(),
                             "server_counted": s2.connections.total - s0.connections.total,
-                            "pool_opened": s2.connections.total - s0.connections.total,
-                            "cancel_closes": aborted, "queue_drops": max(0, scrolledAway - aborted), "max_client_queue": 0],
+                            "pool_opened": NSNull(),
+                            "cancel_closes": aborted, "queue_drops": max(0, scrolledAway - aborted), "max_client_queue": NSNull()],
             "server_drained": drained, "drain_s": r1(drainSeconds), "leaks": leaks,
             "server_extras": ["renders.abandoned": s2.renders.abandoned - s0.renders.abandoned,
                               "renders.derived": s2.renders.derived - s0.renders.derived,

@@ -962,8 +962,9 @@ def table(results):
         if r["server_extras"]:
             notes.append("server: " + ", ".join(f"{k} +{v}" for k, v in r["server_extras"].items()))
         c = r["connections"]
+        opened = "not seen by the client" if c["client_opened"] is None else c["client_opened"]
         notes.append(f"cancels closed {c['cancel_closes']} connections, dropped {c['queue_drops']} queued; "
-                     f"connections opened {c['client_opened']} (server counted {c['server_counted']})")
+                     f"connections opened {opened} (server counted {c['server_counted']})")
         notes.append("drawn from " + (", ".join(f"{k}: {v}" for k, v in sorted(r["drawn_by_x_cache"].items(), key=str))
                                       or "nothing"))
         notes.append(f"renders {r['renders']} ({r['renders_prefetch']} prefetch"
