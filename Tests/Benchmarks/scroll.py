@@ -693,7 +693,7 @@ async def scroll_run(args):
                 break
             y = min(lay.y_max, y0 + v * (t - t_moving if t_moving is not None else 0.0))
             vis = set(lay.cells_of_rows(lay.visible_rows(y)))
-            for i in vis.difference(visible):
+            for i in sorted(vis.difference(visible)):   # grid order, as a grid view lays its cells out
                 c = Cell(columns, i, urls[str(columns)][i], t, (t - t0) >= STEADY_AFTER)
                 cells.append(c)
                 visible[i] = c
