@@ -116,8 +116,14 @@ extension LibraryIndex {
     /// placeholder within about a tenth of a second of its making.
     static let placeholderPublicationNanoseconds = 50_000_000
 
+    /// The server's `SchedulePublication`: `placeholderPublicationNanoseconds` later, on a
+    /// global queue.
+    static let afterPublicationDelay: SchedulePublication = { publish in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(placeholderPublicationNanoseconds), execute: publish)
+    }
+
     /// Notes that `path`'s placeholder arrived; the first arrival after a publication schedules
-    /// the next, `placeholderPublicationNanoseconds` later, on a global queue.
+    /// the next (`schedulePublication`: `afterPublicationDelay` in a server).
     func placeholderArrived(_ path: DiskPath) {
         let schedule = arrivedPlaceholders.withLock { arrived -> Bool in
             guard arrived != nil else {
@@ -128,9 +134,7 @@ extension LibraryIndex {
             return false
         }
         guard schedule else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Self.placeholderPublicationNanoseconds)) { [weak self] in
-            self?.publishArrivedPlaceholders()
-        }
+        schedulePublication { [weak self] in self?.publishArrivedPlaceholders() }
     }
 
     /// Publishes the placeholders that arrived since the last publication: one generation whose

@@ -21,6 +21,9 @@ public final class LibraryIndex: Sendable {
     public typealias Probe = @Sendable (DiskPath) -> Result<SourceInfo, RenderError>
     /// Opens a directory for the walk (`opendir(3)`); nil with `errno` set when it cannot.
     typealias OpenDirectory = @Sendable (DiskPath) -> OpaquePointer?
+    /// Schedules `publish` (a publication of the placeholders that arrived) to run once, later:
+    /// `afterPublicationDelay` in a server; a test's table may never run it, and publish itself.
+    typealias SchedulePublication = @Sendable (_ publish: @escaping @Sendable () -> Void) -> Void
 
     /// What one scan found.
     public struct ScanSummary: Sendable, Equatable {
@@ -110,6 +113,8 @@ public final class LibraryIndex: Sendable {
     /// The paths whose placeholders arrived since the last publication, while one is scheduled;
     /// nil while none is (`placeholderArrived`).
     let arrivedPlaceholders = Mutex<[DiskPath]?>(nil)
+    /// How that publication is scheduled.
+    let schedulePublication: SchedulePublication
     /// Told of the images each scan lists anew (`onFreshImages`); nil: no one is.
     let freshImagesHandler = Mutex<(@Sendable ([AssetRecord]) -> Void)?>(nil)
     /// Whether the index is kept in its database file; false when that file is busy, damaged
@@ -134,11 +139,15 @@ public final class LibraryIndex: Sendable {
 
     /// `openDirectory`: how the walk opens a directory (tests make it fail).
     /// `uptime`: the clock a write fault is timed by (uptime ns; Dispatch's by default).
+    /// `schedulePublication`: when the placeholders that arrive are published
+    /// (`afterPublicationDelay` by default).
     init(library: Library, databasePath: String, probe: @escaping Probe,
          openDirectory: @escaping OpenDirectory,
-         uptime: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+         uptime: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
+         schedulePublication: @escaping SchedulePublication = LibraryIndex.afterPublicationDelay) throws {
         self.library = library
         self.uptime = uptime
+        self.schedulePublication = schedulePublication
         writes = Mutex(IndexWrites(path: databasePath))
         self.probe = probe
         self.openDirectory = openDirectory
