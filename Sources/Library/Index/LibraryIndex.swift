@@ -56,6 +56,13 @@ public final class LibraryIndex: Sendable {
         /// The generation of the last change of the listed records themselves
         /// (`recordsGeneration`).
         var recordsGeneration = LibraryIndex.firstGeneration()
+        /// The placeholders the listing at `generation` carries (docs/API.md, "Listing": a
+        /// listing at a generation carries exactly the placeholders published at or before it):
+        /// those loaded at open and those `publishArrivedPlaceholders` published since, each a
+        /// hash (never an empty note) of a listed image. A placeholder kept in `thumbhashes`
+        /// and not yet published is not here. Read with `generation`, under this one lock
+        /// (`page`, `changes`), and looked up by `listedThumbhash`.
+        var placeholders: [DiskPath: StoredThumbhash] = [:]
         /// What changed at each of the latest generations (`LibraryIndex+Changes`).
         var history = ListingHistory()
         var headerReads = 0
@@ -92,7 +99,8 @@ public final class LibraryIndex: Sendable {
     let headerReaders = max(1, ProcessInfo.processInfo.activeProcessorCount)
     let openDirectory: OpenDirectory
     let state = Mutex(State())
-    /// The placeholders of listed images (`LibraryIndex+Thumbhash`): their own lock, so a
+    /// The placeholders kept for listed images, published or not yet (`LibraryIndex+Thumbhash`;
+    /// the listing carries those published: `State.placeholders`): their own lock, so a
     /// render storing one never waits on a listing or a scan.
     let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
     /// The paths whose placeholders this node made, in the order made: what its peers pull
@@ -191,6 +199,7 @@ public final class LibraryIndex: Sendable {
         Self.sort(&loaded)
         loaded.countAll()
         loaded.history = ListingHistory(base: loaded.generation)
+        loaded.placeholders = loadedThumbhashes.filter { !$0.value.hash.isEmpty }
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         thumbhashes.withLock { $0 = loadedThumbhashes }
