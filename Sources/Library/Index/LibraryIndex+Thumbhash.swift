@@ -138,7 +138,8 @@ extension LibraryIndex {
     /// Called `placeholderPublicationNanoseconds` after an arrival, and by tests that need what
     /// arrived listed now: the arrivals are taken and published under `state`'s lock, so when
     /// it returns every placeholder that arrived before the call is published, by it or by a
-    /// publication under way elsewhere.
+    /// publication under way elsewhere. Locks `state`, then within it `arrivedPlaceholders` and
+    /// `thumbhashes` (nothing takes `state` while holding either).
     func publishArrivedPlaceholders() {
         let moved = state.withLock { s -> Int? in
             guard let arrived = arrivedPlaceholders.withLock({ arrived in defer { arrived = nil }; return arrived }) else { return nil }
