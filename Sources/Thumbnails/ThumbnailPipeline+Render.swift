@@ -41,7 +41,8 @@ extension ThumbnailPipeline {
             renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil,
                                           degraded: thumbnail.degraded)
             // Hashed here, on the render worker (about 1 ms in a release build), before the
-            // waiters are answered: the listing they fetch next then has it.
+            // waiters are answered: the listing shows it from its publication on, within
+            // `LibraryIndex.placeholderPublicationNanoseconds` of this.
             placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, from: .render)
             // Without its placeholder's pixels, which no cache is to hold.
             let thumbnail = Thumbnail(bytes: thumbnail.bytes, format: thumbnail.format, width: thumbnail.width, height: thumbnail.height)

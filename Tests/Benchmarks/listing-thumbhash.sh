@@ -2,12 +2,16 @@
 # The listing's placeholders at scale: a library of COUNT (10,000) photos, hard links of the
 # corpus photos under distinct names in 100 folders. Prints
 #   - the backfill of every placeholder from a fresh start: wall time, rate, cost per photo;
-#   - GET /assets?limit=COUNT and ?limit=100 with every thumbhash known (that server) against
-#     every one null (a second server, backfill off, fresh cache), and with BASELINE=PATH an
-#     older thumbd as a third (e.g. main's .build/release/thumbd): RUNS (60) requests to each,
-#     interleaved so that the machine's load falls on all alike, timed by each server's access
-#     log (request in to response written); min, p10 and median, and the bytes per item.
-# Usage: Tests/Benchmarks/listing-thumbhash.sh   (COUNT=N RUNS=N BASELINE=PATH)
+#     with SEED=1 instead, every photo's placeholder is written into the index directly (the
+#     same 24-byte hash for all; the backfill of 50,000 would take hours) and the servers
+#     start over that index, the backfill and previews off;
+#   - GET /assets?limit=BIG (COUNT, at most 10,000: the largest page) and ?limit=100 with every
+#     thumbhash known (that server) against every one null (a second server, backfill off, fresh
+#     cache), and with BASELINE=PATH an older thumbd as a third (e.g. main's
+#     .build/release/thumbd; with SEED, over a copy of the seeded index): RUNS (60) requests to
+#     each, interleaved so that the machine's load falls on all alike, timed by each server's
+#     access log (request in to response written); min, p10 and median, and the bytes per item.
+# Usage: Tests/Benchmarks/listing-thumbhash.sh   (COUNT=N RUNS=N BASELINE=PATH SEED=1)
 source "$(dirname "$0")/common.sh"
 PORT=${PORT:-18437}
 COUNT=${COUNT:-10000}
@@ -34,15 +38,35 @@ serve() {
 stat_of() { curl -fs "http://127.0.0.1:$1/stats" | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
 
 s=$(now_ms)
-serve known "$PORT" "$THUMBD"
-until [ "$(stat_of "$PORT" "d['placeholders']['backfill']['passes']")" -ge 1 ]; do sleep 1; done
-printf 'backfill of %s photos: %s s from start; %s\n' "$COUNT" "$(( ($(now_ms) - s) / 1000 ))" \
-  "$(stat_of "$PORT" "'%d renders, %.1f per second, %.1f ms per photo (shrink %.2f ms, hash %.2f ms), %d known' % (d['placeholders']['backfill']['renders'], d['placeholders']['backfill']['per_second'], d['placeholders']['backfill']['ms_per_asset'], d['placeholders']['shrink_ms_mean'], d['placeholders']['encode_ms_mean'], d['placeholders']['known'])")"
+KEEP=()   # with SEED: nothing made or read while measured
+if [ -n "${SEED:-}" ]; then
+  KEEP=(--no-thumbhash-backfill --no-thumbhash-previews)
+  serve known "$PORT" "$THUMBD" "${KEEP[@]}"
+  kill "${PIDS[-1]}"; wait "${PIDS[-1]}" 2>/dev/null || true
+  unset 'PIDS[-1]'   # gone: the trap's kill of it would fail and end the trap (set -e) before the others
+  python3 - "$WORK/cache-known/index.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+hash = bytes.fromhex("1dd70915824d3c89af68988a95888656c240021d15000000")   # 24 bytes, as these photos' are
+db.execute("INSERT OR REPLACE INTO thumbhashes SELECT path, bytes, mtime_ns, ? FROM assets WHERE is_image = 1", (hash,))
+db.commit()
+PY
+  if [ -n "${BASELINE:-}" ]; then cp -a "$WORK/cache-known" "$WORK/cache-baseline"; fi
+  serve known "$PORT" "$THUMBD" "${KEEP[@]}"
+  printf 'placeholders of %s photos seeded into the index in %s s: %s known\n' "$COUNT" "$(( ($(now_ms) - s) / 1000 ))" \
+    "$(stat_of "$PORT" "d['placeholders']['known']")"
+else
+  serve known "$PORT" "$THUMBD"
+  until [ "$(stat_of "$PORT" "d['placeholders']['backfill']['passes']")" -ge 1 ]; do sleep 1; done
+  printf 'backfill of %s photos: %s s from start; %s\n' "$COUNT" "$(( ($(now_ms) - s) / 1000 ))" \
+    "$(stat_of "$PORT" "'%d renders, %.1f per second, %.1f ms per photo (shrink %.2f ms, hash %.2f ms), %d known' % (d['placeholders']['backfill']['renders'], d['placeholders']['backfill']['per_second'], d['placeholders']['backfill']['ms_per_asset'], d['placeholders']['shrink_ms_mean'], d['placeholders']['encode_ms_mean'], d['placeholders']['known'])")"
+fi
 servers=("known $PORT" "null $((PORT + 1))")
-serve null $((PORT + 1)) "$THUMBD" --no-thumbhash-backfill
-if [ -n "${BASELINE:-}" ]; then servers+=("baseline $((PORT + 2))"); serve baseline $((PORT + 2)) "$BASELINE"; fi
+serve null $((PORT + 1)) "$THUMBD" --no-thumbhash-backfill --no-thumbhash-previews
+if [ -n "${BASELINE:-}" ]; then servers+=("baseline $((PORT + 2))"); serve baseline $((PORT + 2)) "$BASELINE" "${KEEP[@]}"; fi
 
-for limit in "$COUNT" 100; do
+BIG=$(( COUNT < 10000 ? COUNT : 10000 ))   # the largest page (docs/API.md: limit at most 10,000)
+for limit in "$BIG" 100; do
   for _ in $(seq "$RUNS"); do
     for server in "${servers[@]}"; do curl -fs -o /dev/null "http://127.0.0.1:${server#* }/assets?limit=$limit"; done
   done

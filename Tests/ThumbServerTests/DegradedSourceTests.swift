@@ -31,8 +31,9 @@ import TestSupport
         #expect(try server.stat("renders", "failed") == 0)
         #expect(try server.get("/metrics").text.contains("\nthumbd_renders_degraded_total 1\n"))
 
-        // Listed with the header's size; its placeholder came from that render; its versioned
-        // URL is a year's, like any other (its `v` names this size and mtime).
+        // Listed with the header's size; its placeholder came from that render (listed once
+        // published); its versioned URL is a year's, like any other (its `v` names this size and mtime).
+        server.publishPlaceholders()
         let items = try server.get("/assets").json["items"] as? [[String: Any]] ?? []
         let item = try #require(items.first { $0["path"] as? String == "cut.jpg" })
         #expect((item["width"] as? Int, item["height"] as? Int) == (1800, 1200))

@@ -70,14 +70,17 @@ import TestSupport
             return (item?["thumbhash"] as? String).map { [UInt8](Data(base64Encoded: $0) ?? Data()) }
         }
         #expect(try server.get(url("3")).status == 200)
+        server.publishPlaceholders()
         #expect(try thumbhash() != nil)
         server.thumbd.service.index.forgetThumbhash(for: DiskPath("Landscape_1.jpg"))
+        server.publishPlaceholders()
         #expect(try thumbhash() == nil)
         #expect(try server.get(url("5")).image == ImageHeader(format: "jpeg", width: 236, height: 236))
         #expect(try server.stat("renders", "derived") == 1)
         #expect(try thumbhash() == nil)   // not grid 3's square
         // Grid 1 renders the source: the whole 1800x1200 photo, 100x67 px, 7 terms across, 5 down.
         #expect(try server.get(url("1")).status == 200)
+        server.publishPlaceholders()
         #expect(ThumbHash.approximateAspectRatio(try #require(try thumbhash())) == 7.0 / 5.0)
     }
 

@@ -33,6 +33,7 @@ import TestSupport
         for name in ["kodak-dc210-1998-vga.jpg", "Landscape_1.jpg"] {
             #expect(server.respond("GET", "/thumbnails/3/" + name).status == 200)
         }
+        server.publishPlaceholders()   // listed from their publication on
         let listing = json(server.respond("GET", "/assets?limit=100"))["items"] as? [[String: Any]] ?? []
         let listed = Dictionary(uniqueKeysWithValues: listing.map { ($0["path"] as? String ?? "", $0["thumbhash"] as? String) })
         let size = { (name: String) in (try FileManager.default.attributesOfItem(atPath: Paths.fixturePhotos + "/" + name)[.size] as? Int) }

@@ -34,11 +34,13 @@ import ThumbHash
         try placeholders(server)["backfill"] as? [String: Any] ?? [:]
     }
 
-    /// Waits until a backfill pass has finished since the server started.
+    /// Waits until a backfill pass has finished since the server started, and publishes what it
+    /// made (the listing carries a placeholder from its publication on).
     func waitForPass(_ server: ServerHarness) throws {
         let deadline = Date().addingTimeInterval(60)
         while try (backfill(server)["passes"] as? Int ?? 0) < 1, Date() < deadline { usleep(50_000) }
         #expect(try backfill(server)["passes"] as? Int == 1)
+        server.publishPlaceholders()
     }
 
     func listed(_ server: ServerHarness) throws -> [String: String] {
@@ -96,6 +98,7 @@ import ThumbHash
         let deadline = Date().addingTimeInterval(60)
         while try (backfill(server)["passes"] as? Int ?? 0) < 2, Date() < deadline { usleep(50_000) }
         #expect(try backfill(server)["renders"] as? Int == 1)
+        server.publishPlaceholders()
         #expect(try listed(server)["new.jpg"] != "null")
     }
 

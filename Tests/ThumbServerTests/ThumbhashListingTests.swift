@@ -1,6 +1,8 @@
 import Foundation
+import Library
 import Rendering
 import Testing
+import TestSupport
 @testable import ThumbServer
 import ThumbHash
 
@@ -50,7 +52,9 @@ import ThumbHash
         #expect(try thumbhashes(server) == ["landscape.jpg": nil, "kodak.jpg": nil])
 
         // Grid 1 (contain, 1179x786): the whole photo, 100x67 px: L counts 7 across, 5 down.
+        // Listed once published.
         #expect(try server.get("/thumbnails/1/landscape.jpg").status == 200)
+        server.publishPlaceholders()
         var hashes = try thumbhashes(server)
         let landscape = try #require(hashes["landscape.jpg"] ?? nil)
         #expect(landscape == (try expectedHash(library, "landscape.jpg", grid: "1")))
@@ -61,6 +65,7 @@ import ThumbHash
         // down); a later render of another grid leaves the first hash.
         #expect(try server.get("/thumbnails/3/kodak.jpg").status == 200)
         #expect(try server.get("/thumbnails/5/landscape.jpg").status == 200)
+        server.publishPlaceholders()
         hashes = try thumbhashes(server)
         let kodak = try #require(hashes["kodak.jpg"] ?? nil)
         #expect(kodak == (try expectedHash(library, "kodak.jpg", grid: "3")))
@@ -87,8 +92,55 @@ import ThumbHash
         server.thumbd.service.index.rescan()
         #expect(try thumbhashes(server) == ["landscape.jpg": landscape, "kodak.jpg": nil])
         #expect(try server.get("/thumbnails/5/kodak.jpg").status == 200)
+        server.publishPlaceholders()
         let galaxy = try #require(try thumbhashes(server)["kodak.jpg"] ?? nil)
         #expect(galaxy == (try expectedHash(library, "kodak.jpg", grid: "5")))
         #expect(galaxy != kodak)
+    }
+
+    /// `GET /assets` at a generation carries the placeholders published at or before it, never
+    /// one only the next generation tells (docs/API.md, "Placeholders"): a render's, and its
+    /// taking away by a 403 (`Placeholders.forget`, what a render or a URL's resolving calls on
+    /// EACCES; these tests run as root, who reads any file: `UnprivilegedWatchTests` makes a real
+    /// 403). The server publishes 50 ms after an arrival on its own, so a listing in between is
+    /// of either generation, never of one with the other's placeholder; then the test publishes.
+    @Test func aListingCarriesThePlaceholdersOfItsOwnGeneration() throws {
+        let library = try TwoPhotos()
+        let server = try InProcessServer(library: library.root) { $0.makeNoPlaceholders() }
+        #expect(eventually { server.thumbd.service.index.isComplete })
+        func json(_ target: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(server.respond("GET", target).body)) as? [String: Any])
+        }
+        /// The listing's generation and landscape.jpg's `thumbhash` in it.
+        func landscape() throws -> (generation: Int, thumbhash: String?) {
+            let listing = try json("/assets")
+            let item = try #require((listing["items"] as? [[String: Any]])?.first { $0["path"] as? String == "landscape.jpg" })
+            return (try #require(listing["generation"] as? Int), item["thumbhash"] as? String)
+        }
+        /// The feed's changed items since `generation`: path and `thumbhash` (nil for null).
+        func changed(since generation: Int) throws -> [String: String?] {
+            let entries = try json("/assets/changes?since=\(generation)")["changed"] as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: try entries.map { entry in
+                let item = try #require(entry["item"] as? [String: Any])
+                return (try #require(item["path"] as? String), item["thumbhash"] as? String)
+            })
+        }
+        let made = Data(try expectedHash(library, "landscape.jpg", grid: "1")).base64EncodedString()
+        let start = try landscape()
+        #expect(start.thumbhash == nil)
+
+        #expect(server.respond("GET", "/thumbnails/1/landscape.jpg").status == 200)
+        let rendered = try landscape()
+        #expect(rendered == (start.generation, String?.none) || rendered == (start.generation + 1, made), "\(rendered)")
+        server.publishPlaceholders()
+        #expect(try landscape() == (start.generation + 1, made))
+        #expect(try changed(since: start.generation) == ["landscape.jpg": made])
+
+        server.thumbd.service.pipeline.placeholders.forget(DiskPath("landscape.jpg"))
+        let forgotten = try landscape()
+        #expect(forgotten == (start.generation + 1, made) || forgotten == (start.generation + 2, String?.none), "\(forgotten)")
+        server.publishPlaceholders()
+        #expect(try landscape() == (start.generation + 2, String?.none))
+        #expect(try changed(since: start.generation + 1) == ["landscape.jpg": String?.none])
     }
 }

@@ -85,7 +85,7 @@ import ThumbHash
         let generation = try #require(first["generation"] as? Int)
         let listedWithPlaceholder = Set((first["items"] as? [[String: Any]] ?? []).filter { $0["thumbhash"] is String }.compactMap { $0["path"] as? String })
         server.thumbd.service.previews.waitUntilIdle()
-        server.thumbd.service.index.publishArrivedPlaceholders()
+        server.publishPlaceholders()
         let changes = try server.get("/assets/changes?since=\(generation)").json
         let changed = Set((changes["changed"] as? [[String: Any]] ?? []).compactMap { ($0["item"] as? [String: Any])?["path"] as? String })
         #expect(listedWithPlaceholder.union(changed) == Set(Self.trusted.map(\.0)))
@@ -142,6 +142,7 @@ import ThumbHash
         let stats = try placeholders(server)
         #expect(stats["backfilled"] as? Int == 2)
         #expect(stats["from_previews"] as? Int == Self.trusted.count)
+        server.publishPlaceholders()
         #expect(try listed(server).values.allSatisfy { $0.hash != nil })
     }
 
@@ -168,12 +169,12 @@ import ThumbHash
         let server = try ServerHarness(library: root.path) { $0.thumbhashBackfill = false }
         server.waitForInitialScan()
         server.thumbd.service.previews.waitUntilIdle()
-        server.thumbd.service.index.publishArrivedPlaceholders()
+        server.publishPlaceholders()
         #expect(try listed(server)["corrupt.jpg"]?.hash != nil, "its preview's placeholder")
         let generation = try #require(try server.get("/assets").json["generation"] as? Int)
         #expect(try server.get("/thumbnails/3/corrupt.jpg").status == 415)
+        server.publishPlaceholders()   // taken away from the listing at its publication
         #expect(try listed(server)["corrupt.jpg"]?.hash == nil)
-        server.thumbd.service.index.publishArrivedPlaceholders()
         let changes = try server.get("/assets/changes?since=\(generation)").json
         let changed = (changes["changed"] as? [[String: Any]])?.first?["item"] as? [String: Any]
         #expect(changed?["path"] as? String == "corrupt.jpg" && changed?["thumbhash"] is NSNull)

@@ -119,7 +119,8 @@ struct UnprivilegedWatchTests {
 
     /// A photo made unreadable after its placeholder was made: its thumbnail answers 403, and its
     /// placeholder leaves the listing with it (the listing went on showing a picture of what the
-    /// server now refuses to show).
+    /// server now refuses to show), at its publication: a change the feed tells (an open page
+    /// went on showing it).
     @Test func aPhotoMadeUnreadableLosesItsPlaceholderWithItsThumbnail() throws {
         let tree = try Tree()
         let server = try launch(tree, rescanSeconds: 3600)
@@ -131,8 +132,14 @@ struct UnprivilegedWatchTests {
         #expect(try eventually { try server.listed() == ["open/a.jpg"] })
         #expect(try TestClient.get(port: server.port, "/thumbnails/3/open/a.jpg").status == 200)
         #expect(try eventually { try placeholder() != nil })
+        let generation = try #require(try TestClient.get(port: server.port, "/assets").json["generation"] as? Int)
         chmod(tree.library + "/open/a.jpg", 0o000)
         #expect(try TestClient.get(port: server.port, "/thumbnails/1/open/a.jpg").status == 403)   // not cached: read
+        // The long-poll is answered by the publication: the item changed, its placeholder gone.
+        let changes = try TestClient.get(port: server.port, "/assets/changes?since=\(generation)&wait=30").json
+        let changed = try #require((changes["changed"] as? [[String: Any]])?.first?["item"] as? [String: Any])
+        #expect(changed["path"] as? String == "open/a.jpg" && changed["thumbhash"] is NSNull)
+        #expect((changes["generation"] as? Int ?? 0) > generation)
         #expect(try placeholder() == nil)
         #expect(try server.listed() == ["open/a.jpg"])   // still listed: the file is there
         chmod(tree.library + "/open/a.jpg", 0o644)

@@ -171,6 +171,7 @@ import ThumbHash
         let server = try server(library)
         server.waitForInitialScan()
         #expect(try server.get("/thumbnails/3/clips/portrait.mov").image == ImageHeader(format: "jpeg", width: 180, height: 180))
+        server.publishPlaceholders()
         let hash = try #require((items(try server.get("/assets"))["clips/portrait.mov"]?["thumbhash"] as? String)
             .flatMap { Data(base64Encoded: $0) })
         let ratio = try #require(ThumbHash.approximateAspectRatio([UInt8](hash)))

@@ -37,14 +37,20 @@ import ThumbHash
         let root = try Photos.library([("nikon.jpg", Self.nikon)])
         let server = try TestServer(library: root.path) { $0.thumbhashBackfill = false }
         let library = server.client()
-        let first = try #require(try await library.page().assets.first)
+        let listed = try await library.fetchAssets()
+        let first = try #require(listed.first)
         #expect(first.thumbhash == nil)   // nothing rendered yet, no backfill
         // Without a placeholder: the thumbnail alone. Grid 5: a centre square of 236 px.
         let five = try await Self.results(ThumbdImageManager(library: library).requestImage(for: first, grid: .five))
         #expect(five.count == 1 && Self.header(five.first) == ImageHeader(format: "jpeg", width: 236, height: 236))
 
-        // That render made the placeholder: listed now, and given first, degraded.
-        let asset = try #require(try await library.page().assets.first)
+        // That render made the placeholder: published as the listing's next generation, which
+        // the change feed brings (a changed item); given first from then on, degraded.
+        var changes = library.changes(since: listed).makeAsyncIterator()
+        let details = try #require(try await changes.next())
+        #expect(details.changedIndexes == IndexSet([0]) && details.removedIndexes.isEmpty && details.insertedIndexes.isEmpty)
+        let asset = try #require(details.fetchResultAfterChanges.first)
+        #expect(try await library.page().assets.first?.thumbhash == asset.thumbhash)
         let hash = try #require(asset.thumbhash)
         let manager = ThumbdImageManager(library: library)
         let results = try await Self.results(manager.requestImage(for: asset, grid: .one))

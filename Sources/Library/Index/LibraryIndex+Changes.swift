@@ -72,6 +72,9 @@ public struct ListedAt: Sendable, Equatable {
     public var record: AssetRecord
     /// Its index in that listing.
     public var index: Int
+    /// An item listed now: its `thumbhash` as the listing at the answer's `generation` carries it
+    /// (base64; `LibraryIndex.listedThumbhash`); nil for none, and for a removed item.
+    public var thumbhash: String? = nil
 }
 
 /// How the listing in one order and scope changed from one generation to the current one
@@ -115,7 +118,8 @@ extension LibraryIndex {
         // touched it says: it removed a record, or only inserted), and what is listed now.
         typealias Earlier = (record: AssetRecord, realPath: DiskPath?)?
         let read = state.withLock { s -> (generation: Int, earlier: [DiskPath: Earlier], now: [DiskPath: AssetRecord],
-                                          placeheld: [AssetRecord], listing: [AssetRecord], realPaths: [DiskPath: DiskPath]?)? in
+                                          placeheld: [AssetRecord], listing: [AssetRecord], realPaths: [DiskPath: DiskPath]?,
+                                          placeholders: [DiskPath: StoredThumbhash])? in
             guard let after = s.history.since(since, current: s.generation) else { return nil }
             var earlier: [DiskPath: Earlier] = [:], placeheld: Set<DiskPath> = []
             for change in after {
@@ -129,7 +133,8 @@ extension LibraryIndex {
             for path in earlier.keys { now[path] = s.records[path] }
             // Paths whose placeholder alone changed: listed now as they were then.
             let placeheldNow = placeheld.subtracting(earlier.keys).compactMap { s.records[$0] }
-            return (s.generation, earlier, now, placeheldNow, order == .newest ? s.newest : s.oldest, s.knowsRealPaths ? s.realPaths : nil)
+            return (s.generation, earlier, now, placeheldNow, order == .newest ? s.newest : s.oldest, s.knowsRealPaths ? s.realPaths : nil,
+                    s.placeholders)
         }
         guard let read else { return nil }
         let listing = scope.isWhole ? read.listing : read.listing.filter { isListed($0.path, in: scope, realPaths: read.realPaths) }
@@ -160,7 +165,8 @@ extension LibraryIndex {
             removed.append(ListedAt(record: record, index: now - newBefore + rank))
         }
         func placed(_ records: [AssetRecord]) -> [ListedAt] {
-            records.map { ListedAt(record: $0, index: Self.lowerBound(of: $0, in: listing, by: before)) }
+            records.map { ListedAt(record: $0, index: Self.lowerBound(of: $0, in: listing, by: before),
+                                   thumbhash: Self.listedThumbhash(of: $0, in: read.placeholders)) }
         }
         return ListingChanges(since: since, generation: read.generation, total: listing.count,
                               removed: removed, inserted: placed(new), changed: placed(changed))

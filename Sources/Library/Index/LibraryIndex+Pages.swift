@@ -18,6 +18,10 @@ public struct ListingPage: Sendable {
     public var offset: Int
     /// The page's items, in its order.
     public var items: [AssetRecord]
+    /// Each item's `thumbhash` as the listing at `generation` carries it (base64, RFC 4648 §4;
+    /// nil: none published for the file as listed), in `items`' order
+    /// (`LibraryIndex.listedThumbhash`).
+    public var thumbhashes: [String?]
     /// The listing's generation when the page was read (`LibraryIndex.generation`).
     public var generation: Int
     /// Whether items follow the page's last one (false for an empty page).
@@ -25,8 +29,10 @@ public struct ListingPage: Sendable {
 }
 
 extension LibraryIndex {
-    /// At most `limit` items of the listing in `order` from `start`, with the total and the
-    /// generation they were read at; a negative `limit` counts as 0. Keyset starts cost
+    /// At most `limit` items of the listing in `order` from `start`, with the total, the
+    /// generation they were read at and their placeholders published at or before it (never
+    /// one only a later generation tells: `State.placeholders`, read with the generation);
+    /// a negative `limit` counts as 0. Keyset starts cost
     /// O(log n) (a binary search of the sorted listing).
     /// `scope`: only the items in it (`LibraryScope.contains(path:realPath:)`, by where each
     /// file really is) are the listing: offsets, total and cursors count those alone; such a
@@ -34,9 +40,10 @@ extension LibraryIndex {
     /// database before the first whole scan, a `realpath` of each under its folder). The whole
     /// library by default.
     public func page(order: ListingOrder, from start: ListingStart, limit: Int, in scope: LibraryScope = .whole) -> ListingPage {
-        // The listing, its generation and where its linked files lead, read together (shared, not copied).
-        let (generation, listing, realPaths, known) = state.withLock { s in
-            (s.generation, order == .newest ? s.newest : s.oldest, s.realPaths, s.knowsRealPaths)
+        // The listing, its generation, its placeholders and where its linked files lead, read
+        // together (shared, not copied).
+        let (generation, listing, placeholders, realPaths, known) = state.withLock { s in
+            (s.generation, order == .newest ? s.newest : s.oldest, s.placeholders, s.realPaths, s.knowsRealPaths)
         }
         let all = scope.isWhole ? listing
             : listing.filter { isListed($0.path, in: scope, realPaths: known ? realPaths : nil) }
@@ -54,7 +61,9 @@ extension LibraryIndex {
             first = low
         }
         let end = first + min(all.count - first, max(0, limit))
-        return ListingPage(total: all.count, offset: first, items: Array(all[first..<end]), generation: generation)
+        let items = Array(all[first..<end])
+        return ListingPage(total: all.count, offset: first, items: items,
+                           thumbhashes: items.map { Self.listedThumbhash(of: $0, in: placeholders) }, generation: generation)
     }
 
     /// Whether the listed file `path` is in `scope` (`LibraryScope.contains(path:realPath:)`, the

@@ -115,6 +115,7 @@ extension LibraryIndex {
             }
             s.headerReads += summary.headerReads
             Self.reorder(&s, removing: replaced, inserting: fresh)
+            s.dropPublishedPlaceholders(of: replaced.map(\.path))
             guard !replaced.isEmpty || !fresh.isEmpty else { return (nil, fresh) }
             s.generation += 1
             s.recordsGeneration = s.generation

@@ -7,9 +7,12 @@ import Rendering
 /// a replaced file never shows its old placeholder. Kept in memory (`thumbhashes`, its own lock)
 /// and in the database's `thumbhashes` table; rows of a path that changed or went are dropped
 /// with the scan that saw it (`persist`), and a restart loads the rest. A placeholder that
-/// arrives for a listed image changes the listing (its `thumbhash`): those that arrive within
-/// `placeholderPublicationNanoseconds` are published as one generation, which the change feed
-/// answers as changed items, so an open page shows them (`publishArrivedPlaceholders`).
+/// arrives for a listed image (made, adopted from a peer, or taken away: `noteUnrenderable`'s
+/// empty note, `forgetThumbhash`) changes the listing (its `thumbhash`): those that arrive
+/// within `placeholderPublicationNanoseconds` are published as one generation, which the change
+/// feed answers as changed items, so an open page shows them (`publishArrivedPlaceholders`).
+/// The listing carries a placeholder from that generation on, never before (`State.placeholders`,
+/// `listedThumbhash`): a listing at a generation carries exactly what was published at or before it.
 extension LibraryIndex {
     /// One asset's placeholder: the hash (5-25 bytes; empty, NULL in the table: its source
     /// cannot be rendered, so none is made until it changes) and the identity of the file it
@@ -61,29 +64,22 @@ extension LibraryIndex {
         return loaded
     }
 
-    /// The placeholder of `record` as listed now: nil until one is made, when its source
-    /// cannot be rendered, or when it was made from another version of the file.
+    /// The placeholder kept for `record`, published or not yet: nil until one is made, when its
+    /// source cannot be rendered, or when it was made from another version of the file. The
+    /// listing carries it once published (`ListingPage.thumbhashes`).
     public func thumbhash(of record: AssetRecord) -> [UInt8]? {
-        thumbhashes(of: [record])[0]
-    }
-
-    /// `thumbhash(of:)` of each record, under one lock (a page of the listing).
-    public func thumbhashes(of records: [AssetRecord]) -> [[UInt8]?] {
-        placeholders(of: records).map { $0?.hash }
-    }
-
-    /// `thumbhash(of:)` of each record in base64, under one lock: what a page of the listing sends.
-    public func base64Thumbhashes(of records: [AssetRecord]) -> [String?] {
-        placeholders(of: records).map { $0?.base64 }
-    }
-
-    private func placeholders(of records: [AssetRecord]) -> [StoredThumbhash?] {
         thumbhashes.withLock { stored in
-            records.map { record in
-                guard let entry = stored[record.path], entry.identity == record.identity, !entry.hash.isEmpty else { return nil }
-                return entry
-            }
+            stored[record.path].flatMap { $0.identity == record.identity && !$0.hash.isEmpty ? $0.hash : nil }
         }
+    }
+
+    /// The `thumbhash` a listing carries for `record` (base64, RFC 4648 §4), given the
+    /// placeholders published at its generation (`State.placeholders`, read with it): one made
+    /// from the file as listed, else nil. The one rule of what an item's `thumbhash` is, for
+    /// `page` and `changes`.
+    static func listedThumbhash(of record: AssetRecord, in published: [DiskPath: StoredThumbhash]) -> String? {
+        guard let entry = published[record.path], entry.identity == record.identity else { return nil }
+        return entry.base64
     }
 
     /// Whether `path` is listed with identity `source` and has no placeholder made from it yet
@@ -97,16 +93,13 @@ extension LibraryIndex {
     /// memory and in the database; an empty `hash` notes that the file cannot be rendered (and
     /// takes away a placeholder its embedded preview gave). Does nothing when `path` is no
     /// longer listed with that identity (it changed meanwhile). A placeholder made here (not an
-    /// empty note) joins the feed peers pull (`placeholderFeed`); one made or taken away is
-    /// published (`placeholderArrived`).
+    /// empty note) joins the feed peers pull (`placeholderFeed`); what the listing shows of it
+    /// changes at its publication (`placeholderArrived`).
     public func storeThumbhash(_ hash: [UInt8], for path: DiskPath, source: SourceIdentity) {
         guard state.withLock({ $0.records[path]?.identity }) == source else { return }
-        let hadOne = thumbhashes.withLock { stored -> Bool in
-            defer { stored[path] = StoredThumbhash(identity: source, hash: hash) }
-            return stored[path].map { $0.identity == source && !$0.hash.isEmpty } ?? false
-        }
+        thumbhashes.withLock { $0[path] = StoredThumbhash(identity: source, hash: hash) }
         if !hash.isEmpty { placeholderFeed.withLock { $0.append(path) } }
-        if !hash.isEmpty || hadOne { placeholderArrived(path) }
+        placeholderArrived(path)
         write(hash, for: path, source: source)
     }
 
@@ -116,8 +109,14 @@ extension LibraryIndex {
     /// placeholder within about a tenth of a second of its making.
     static let placeholderPublicationNanoseconds = 50_000_000
 
+    /// The server's `SchedulePublication`: `placeholderPublicationNanoseconds` later, on a
+    /// global queue.
+    static let afterPublicationDelay: SchedulePublication = { publish in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(placeholderPublicationNanoseconds), execute: publish)
+    }
+
     /// Notes that `path`'s placeholder arrived; the first arrival after a publication schedules
-    /// the next, `placeholderPublicationNanoseconds` later, on a global queue.
+    /// the next (`schedulePublication`: `afterPublicationDelay` in a server).
     func placeholderArrived(_ path: DiskPath) {
         let schedule = arrivedPlaceholders.withLock { arrived -> Bool in
             guard arrived != nil else {
@@ -128,22 +127,39 @@ extension LibraryIndex {
             return false
         }
         guard schedule else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Self.placeholderPublicationNanoseconds)) { [weak self] in
-            self?.publishArrivedPlaceholders()
-        }
+        schedulePublication { [weak self] in self?.publishArrivedPlaceholders() }
     }
 
-    /// Publishes the placeholders that arrived since the last publication: one generation whose
-    /// change names those of them still listed (the change feed's changed items), told to the
-    /// generation's observers; nothing when none is listed any more.
+    /// Publishes the placeholders that arrived since the last publication: the listing's
+    /// (`State.placeholders`) become those kept now for the paths that arrived, and when that
+    /// changes the `thumbhash` of listed items (a placeholder made, replaced or taken away), it
+    /// is one new generation whose change names them (the change feed's changed items), told to
+    /// the generation's observers; nothing moves otherwise (an empty note where none was shown).
+    /// Called `placeholderPublicationNanoseconds` after an arrival, and by tests that need what
+    /// arrived listed now: the arrivals are taken and published under `state`'s lock, so when
+    /// it returns every placeholder that arrived before the call is published, by it or by a
+    /// publication under way elsewhere. Locks `state`, then within it `arrivedPlaceholders` and
+    /// `thumbhashes` (nothing takes `state` while holding either).
     func publishArrivedPlaceholders() {
-        guard let arrived = arrivedPlaceholders.withLock({ arrived in defer { arrived = nil }; return arrived }) else { return }
         let moved = state.withLock { s -> Int? in
+            guard let arrived = arrivedPlaceholders.withLock({ arrived in defer { arrived = nil }; return arrived }) else { return nil }
             var seen: Set<DiskPath> = []
-            let listed = arrived.filter { s.records[$0] != nil && seen.insert($0).inserted }
-            guard !listed.isEmpty else { return nil }
+            let paths = arrived.filter { seen.insert($0).inserted }
+            let kept = thumbhashes.withLock { stored in paths.map { stored[$0] } }
+            var changed: [DiskPath] = []
+            for (path, entry) in zip(paths, kept) {
+                guard let record = s.records[path] else {
+                    s.placeholders[path] = nil
+                    continue
+                }
+                let shown = Self.listedThumbhash(of: record, in: s.placeholders)
+                let published = entry.flatMap { $0.identity == record.identity && !$0.hash.isEmpty ? $0 : nil }
+                if s.placeholders[path] != published { s.placeholders[path] = published }
+                if Self.listedThumbhash(of: record, in: s.placeholders) != shown { changed.append(path) }
+            }
+            guard !changed.isEmpty else { return nil }
             s.generation += 1
-            s.history.append(ListingChange(generation: s.generation, removed: [], inserted: [], placeholders: listed))
+            s.history.append(ListingChange(generation: s.generation, removed: [], inserted: [], placeholders: changed))
             return s.generation
         }
         if let moved { for observer in generationObservers.withLock({ $0 }) { observer(moved) } }
@@ -201,9 +217,11 @@ extension LibraryIndex {
         say(effects)
     }
 
-    /// Forgets the placeholder of `path`, in memory and in the database (`ThumbhashStore`).
+    /// Forgets the placeholder of `path`, in memory and in the database (`ThumbhashStore`): the
+    /// listing drops it at its publication, a change the feed tells (`placeholderArrived`).
     public func forgetThumbhash(for path: DiskPath) {
         guard thumbhashes.withLock({ $0.removeValue(forKey: path) }) != nil else { return }
+        placeholderArrived(path)
         let effects = database.withLock { db -> [IndexWrites.Effect] in
             do {
                 try db.prepare("DELETE FROM thumbhashes WHERE path = ?").run([Self.column(path)])
@@ -237,6 +255,17 @@ extension LibraryIndex {
         }
         let delete = try db.prepare("DELETE FROM thumbhashes WHERE path = ?")
         for path in stale { try delete.run([Self.column(path)]) }
+    }
+}
+
+extension LibraryIndex.State {
+    /// Drops the published placeholders of `paths` that their records as listed now no longer
+    /// carry (the file gone, or read again with another identity): a scan's, at the generation
+    /// it makes (the listing already leaves them out by `listedThumbhash`; this lets them go).
+    mutating func dropPublishedPlaceholders(of paths: [DiskPath]) {
+        for path in paths where placeholders[path] != nil && placeholders[path]?.identity != records[path]?.identity {
+            placeholders[path] = nil
+        }
     }
 }
 

@@ -21,6 +21,9 @@ public final class LibraryIndex: Sendable {
     public typealias Probe = @Sendable (DiskPath) -> Result<SourceInfo, RenderError>
     /// Opens a directory for the walk (`opendir(3)`); nil with `errno` set when it cannot.
     typealias OpenDirectory = @Sendable (DiskPath) -> OpaquePointer?
+    /// Schedules `publish` (a publication of the placeholders that arrived) to run once, later:
+    /// `afterPublicationDelay` in a server; a test's table may never run it, and publish itself.
+    typealias SchedulePublication = @Sendable (_ publish: @escaping @Sendable () -> Void) -> Void
 
     /// What one scan found.
     public struct ScanSummary: Sendable, Equatable {
@@ -53,6 +56,13 @@ public final class LibraryIndex: Sendable {
         /// The generation of the last change of the listed records themselves
         /// (`recordsGeneration`).
         var recordsGeneration = LibraryIndex.firstGeneration()
+        /// The placeholders the listing at `generation` carries (docs/API.md, "Listing": a
+        /// listing at a generation carries exactly the placeholders published at or before it):
+        /// those loaded at open and those `publishArrivedPlaceholders` published since, each a
+        /// hash (never an empty note) of a listed image. A placeholder kept in `thumbhashes`
+        /// and not yet published is not here. Read with `generation`, under this one lock
+        /// (`page`, `changes`), and looked up by `listedThumbhash`.
+        var placeholders: [DiskPath: StoredThumbhash] = [:]
         /// What changed at each of the latest generations (`LibraryIndex+Changes`).
         var history = ListingHistory()
         var headerReads = 0
@@ -89,7 +99,8 @@ public final class LibraryIndex: Sendable {
     let headerReaders = max(1, ProcessInfo.processInfo.activeProcessorCount)
     let openDirectory: OpenDirectory
     let state = Mutex(State())
-    /// The placeholders of listed images (`LibraryIndex+Thumbhash`): their own lock, so a
+    /// The placeholders kept for listed images, published or not yet (`LibraryIndex+Thumbhash`;
+    /// the listing carries those published: `State.placeholders`): their own lock, so a
     /// render storing one never waits on a listing or a scan.
     let thumbhashes = Mutex<[DiskPath: StoredThumbhash]>([:])
     /// The paths whose placeholders this node made, in the order made: what its peers pull
@@ -110,6 +121,8 @@ public final class LibraryIndex: Sendable {
     /// The paths whose placeholders arrived since the last publication, while one is scheduled;
     /// nil while none is (`placeholderArrived`).
     let arrivedPlaceholders = Mutex<[DiskPath]?>(nil)
+    /// How that publication is scheduled.
+    let schedulePublication: SchedulePublication
     /// Told of the images each scan lists anew (`onFreshImages`); nil: no one is.
     let freshImagesHandler = Mutex<(@Sendable ([AssetRecord]) -> Void)?>(nil)
     /// Whether the index is kept in its database file; false when that file is busy, damaged
@@ -134,11 +147,15 @@ public final class LibraryIndex: Sendable {
 
     /// `openDirectory`: how the walk opens a directory (tests make it fail).
     /// `uptime`: the clock a write fault is timed by (uptime ns; Dispatch's by default).
+    /// `schedulePublication`: when the placeholders that arrive are published
+    /// (`afterPublicationDelay` by default).
     init(library: Library, databasePath: String, probe: @escaping Probe,
          openDirectory: @escaping OpenDirectory,
-         uptime: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) throws {
+         uptime: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds },
+         schedulePublication: @escaping SchedulePublication = LibraryIndex.afterPublicationDelay) throws {
         self.library = library
         self.uptime = uptime
+        self.schedulePublication = schedulePublication
         writes = Mutex(IndexWrites(path: databasePath))
         self.probe = probe
         self.openDirectory = openDirectory
@@ -182,6 +199,7 @@ public final class LibraryIndex: Sendable {
         Self.sort(&loaded)
         loaded.countAll()
         loaded.history = ListingHistory(base: loaded.generation)
+        loaded.placeholders = loadedThumbhashes.filter { !$0.value.hash.isEmpty }
         loadedEarlierRecords = !loaded.records.isEmpty || !loaded.nonImages.isEmpty
         state.withLock { $0 = loaded }
         thumbhashes.withLock { $0 = loadedThumbhashes }

@@ -51,10 +51,9 @@ extension ThumbService {
         var body = "{\"total\":\(page.total),\"offset\":\(start == .offset(offset) ? offset : page.offset),\"generation\":\(page.generation),"
             + "\"next\":\(next ?? "null"),\"items\":["
         body.reserveCapacity(64 + page.items.count * writer.bytesPerItem)
-        let thumbhashes = index.base64Thumbhashes(of: page.items)
         for (i, item) in page.items.enumerated() {
             if i > 0 { body += "," }
-            writer.write(item, thumbhash: thumbhashes[i], into: &body)
+            writer.write(item, thumbhash: page.thumbhashes[i], into: &body)
         }
         body += "]}\n"
         return Self.json(status: 200, body)

@@ -131,11 +131,10 @@ extension ThumbService {
         }
         for (name, listed) in [("inserted", changes.inserted), ("changed", changes.changed)] {
             body += "],\"\(name)\":["
-            let thumbhashes = index.base64Thumbhashes(of: listed.map(\.record))
             for (i, item) in listed.enumerated() {
                 if i > 0 { body += "," }
                 body += "{\"index\":\(item.index),\"item\":"
-                writer.write(item.record, thumbhash: thumbhashes[i], into: &body)
+                writer.write(item.record, thumbhash: item.thumbhash, into: &body)
                 body += "}"
             }
         }

@@ -102,7 +102,8 @@ public final class Placeholders: Sendable {
 
     /// `path`'s source could not be read (a render, or the resolving of its URL, answered 403):
     /// its placeholder leaves the listing with it, so that the listing shows no more of the
-    /// photo than its thumbnail does.
+    /// photo than its thumbnail does: at its publication, a change the feed tells
+    /// (`LibraryIndex.forgetThumbhash`).
     public func forget(_ path: DiskPath) {
         store?.forgetThumbhash(for: path)
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTP
+@testable import Library
 import TestSupport
 @testable import ThumbServer
 
@@ -31,6 +32,9 @@ class InProcessServer: @unchecked Sendable {
         thumbd.service.pipeline.stop()
         try? FileManager.default.removeItem(atPath: cache)
     }
+
+    /// Publishes at once the placeholders that arrived, as `ServerHarness.publishPlaceholders`.
+    func publishPlaceholders() { thumbd.service.index.publishArrivedPlaceholders() }
 
     /// Sends one request through the router and waits for its response (a file body read in).
     func respond(_ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []) -> HTTPResponse {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+@testable import Library
 import Rendering
 import TestSupport
 import ThumbServer
@@ -76,6 +77,12 @@ final class ServerHarness: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(10)
         while thumbd.service.index.completedScans == 0 && Date() < deadline { usleep(5_000) }
     }
+
+    /// Publishes at once the placeholders that arrived (made by a render, a preview, the backfill,
+    /// a peer, or taken away), which the server publishes 50 ms after the first
+    /// (`LibraryIndex.publishArrivedPlaceholders`): a test that reads a listing's `thumbhash`
+    /// after one arrived calls this, rather than waiting out the 50 ms.
+    func publishPlaceholders() { thumbd.service.index.publishArrivedPlaceholders() }
 
     /// `/stats` as JSON.
     func stats() throws -> [String: Any] { try get("/stats").json }
