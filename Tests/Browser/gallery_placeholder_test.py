@@ -12,6 +12,14 @@
   on its longer side at about the photo's aspect ratio (all three are landscape, 3:2 to 4:3 as
   shown: ThumbHash keeps the ratio to within its terms' counts).
 
+- a_placeholder_taken_away_leaves_its_cell: a camera JPEG whose scan data is corrupt but whose
+  EXIF thumbnail is sound (the corpus' broken/camera-jpeg-corrupt-scan-data.jpg, beside a good
+  photo without one): its cell first shows the placeholder its preview gave; its thumbnail is
+  refused (415),
+  the listing takes the placeholder away (docs/API.md, "Change feed": a changed item whose
+  thumbhash is null), and the open page's cell is left with no placeholder canvas, while the
+  good photo keeps its thumbnail. Skipped without the corpus.
+
 Run through Tests/Browser/run.sh, or alone: gallery_placeholder_test.py PATH-TO-THUMBD.
 """
 
@@ -19,7 +27,10 @@ import os
 import shutil
 import time
 
-from harness import PHOTOS, Server, browser, check, main, wait_for
+from harness import NO_BACKFILL, PHOTOS, ROOT, Server, browser, check, main, wait_for
+
+CORPUS = os.environ.get("THUMBD_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+CORRUPT = os.path.join(CORPUS, "broken", "camera-jpeg-corrupt-scan-data.jpg")
 
 NAMES = ["Landscape_1.jpg", "kodak-dc210-1998-vga.jpg", "sony-cybershot-small-orientation6.jpg"]
 
@@ -105,7 +116,49 @@ def placeholder_shows_before_a_slow_thumbnail(binary, profile):
         server.stop()
 
 
-TESTS = [placeholder_shows_before_a_slow_thumbnail]
+def corrupt_and_good(library):
+    shutil.copyfile(CORRUPT, os.path.join(library, "corrupt.jpg"))
+    shutil.copyfile(os.path.join(PHOTOS, "Landscape_1.jpg"), os.path.join(library, "good.jpg"))
+
+
+# Per cell: its state, painted mark and placeholder canvases (only the corrupt photo can fail).
+CELL_CANVASES = """
+    return Array.from(document.querySelectorAll('#grid .cell')).map(cell => ({
+      state: cell.dataset.state, painted: cell.dataset.placeholder,
+      canvases: cell.querySelectorAll('canvas').length}));
+"""
+
+
+def a_placeholder_taken_away_leaves_its_cell(binary, profile):
+    if not os.path.exists(CORRUPT):
+        print("  skipped: no corpus at %s" % CORPUS)
+        return
+    server = Server(binary, corrupt_and_good, NO_BACKFILL)
+    driver = browser(profile)
+    try:
+        wait_for("the corrupt photo's preview placeholder in the listing", 30,
+                 lambda: any(item["path"] == "corrupt.jpg" and item["thumbhash"] for item in server.assets()))
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": HOLD_THUMBNAILS})
+        driver.get(server.base + "/")
+        # The good photo has no placeholder yet (no preview, no backfill): one cell is painted.
+        cells = wait_for("the corrupt photo's placeholder painted", 2.5, lambda: (lambda page: page if len(page) == 2 and [
+            (c["painted"], c["canvases"]) for c in page].count(("shown", 1)) == 1 else None)(driver.execute_script(CELL_CANVASES)))
+        check(all(c["state"] != "loaded" for c in cells), "a thumbnail showed while the fetches were held: %r" % cells)
+        # The thumbnails are let through after 3 s: the corrupt one is refused, its placeholder
+        # taken away and published, and the page follows the feed.
+        after = wait_for("the corrupt cell failed with no placeholder, the good one loaded", 20, lambda: (lambda page: page if (
+            any(c["state"] == "failed" and c["painted"] == "none" and c["canvases"] == 0 for c in page)
+            and any(c["state"] == "loaded" for c in page))
+            else None)(driver.execute_script(CELL_CANVASES)))
+        check(len(after) == 2, "cells: %r" % after)
+        check(not any(item["path"] == "corrupt.jpg" and item["thumbhash"] for item in server.assets()),
+              "the listing still carries the corrupt photo's placeholder")
+    finally:
+        driver.quit()
+        server.stop()
+
+
+TESTS = [placeholder_shows_before_a_slow_thumbnail, a_placeholder_taken_away_leaves_its_cell]
 
 if __name__ == "__main__":
     main(TESTS)

@@ -173,16 +173,20 @@ async function follow() {
 }
 
 /** Paints at once, on the cells shown, the placeholders of changed items that kept their
- *  thumbnail URL (a placeholder made after the listing: a cold server's previews), even while
- *  the listing is still being walked. */
+ *  thumbnail URL (a placeholder made after the listing: a cold server's previews), and takes
+ *  away those the listing no longer has, even while the listing is still being walked. */
 function paintArrivedPlaceholders(changed) {
   const arrived = new Map();
-  for (const {item} of changed) if (item.thumbhash) arrived.set(item.thumbnails[gridName()], item);
+  for (const {item} of changed) arrived.set(item.thumbnails[gridName()], item);
   if (arrived.size === 0) return;
   for (const row of rows.values()) {
     for (const cell of row.cells) {
       const item = cell.url !== null && arrived.get(cell.url);
-      if (item && cell.element.dataset.placeholder !== 'shown') paintPlaceholder(cell, item);
+      if (!item) continue;
+      const shown = cell.element.dataset.placeholder === 'shown';
+      // A placeholder made, or one taken away (a photo that cannot be rendered, or may not be
+      // read now: docs/API.md, "Change feed").
+      if (item.thumbhash ? !shown : shown) paintPlaceholder(cell, item);
     }
   }
 }

@@ -88,6 +88,8 @@ function thumbHashToRGBA(hash) {
 /** Paints a cell's placeholder under its thumbnail (none while the item has no thumbhash). */
 function paintPlaceholder(cell, item) {
   const pixels = item.thumbhash ? placeholderPixels(item.thumbhash) : null;
+  const painted = cell.element.querySelector(':scope > canvas');
+  if (painted) painted.remove();   // one placeholder a cell; none once the listing takes it away
   cell.element.dataset.placeholder = pixels ? 'shown' : 'none';
   if (!pixels) return;
   const canvas = document.createElement('canvas');
