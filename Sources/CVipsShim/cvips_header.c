@@ -96,9 +96,10 @@ cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
     header->pages = vips_image_get_n_pages(image);
     header->has_alpha = vips_image_hasalpha(image) ? 1 : 0;
 
-    /* An ICC transform costs ~13 ms a photo even when it changes nothing (libvips 8.14 imports
-     * profile-less sRGB with its built-in sRGB profile): only ask for one when it matters. An
-     * RGB photo whose embedded profile is sRGB IEC61966-2.1 itself is as good as one without. */
+    /* An ICC transform costs a render dearly even when it changes nothing (libvips 8.14 imports
+     * profile-less sRGB with its built-in sRGB profile; docs/performance.md, "What a miss pays
+     * for its placeholder"): only ask for one when it matters. An RGB photo whose embedded
+     * profile is sRGB IEC61966-2.1 itself is as good as one without. */
     {
         VipsInterpretation space = vips_image_guess_interpretation(image);
         int plain = space == VIPS_INTERPRETATION_sRGB || space == VIPS_INTERPRETATION_B_W ||

@@ -28,7 +28,7 @@ public struct SourceInfo: Sendable, Equatable {
     public var offsetTimeOriginal: String?
     /// Whether making sRGB needs an ICC transform: the source embeds a profile other than HP's
     /// sRGB IEC61966-2.1 (imgproxy's rule: cvips_header.c), or is in a space other than sRGB or
-    /// grey (CMYK, LAB, ...). Plain sRGB skips it (~13 ms a photo).
+    /// grey (CMYK, LAB, ...). Plain sRGB skips it (its cost: docs/performance.md).
     public var needsColourTransform: Bool
     /// A video's duration from its container header, ms (0 when the container does not say);
     /// nil for a photo. `loader` then starts `"ffmpeg:"` (README "Videos").

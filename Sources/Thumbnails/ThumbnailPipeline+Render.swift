@@ -40,7 +40,7 @@ extension ThumbnailPipeline {
         case .success(let thumbnail):
             renderStatistics.recordRender(milliseconds: milliseconds, failed: false, prefetch: prefetch, derived: derived != nil,
                                           degraded: thumbnail.degraded)
-            // Hashed here, on the render worker (about 1 ms in a release build), before the
+            // Hashed here, on the render worker (its cost: docs/performance.md), before the
             // waiters are answered: the listing shows it from its publication on, within
             // `LibraryIndex.placeholderPublicationNanoseconds` of this.
             placeholders.take(thumbnail.placeholder, for: request.key.assetPath, source: request.key.source, from: .render)
