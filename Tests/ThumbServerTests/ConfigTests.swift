@@ -60,11 +60,12 @@ import Thumbnails
         #expect(refusal(["--library", library, "--cache-dir", above])
                 == "cache_dir \(above) contains the library \(library): choose a cache_dir outside the library")
         #expect(refusal(["--library", library, "--access-log", "combined", "--access-log-file", "/nonexistent-thumbd/dir/a.log"])
-                == "access_log_file /nonexistent-thumbd/dir/a.log cannot be made: /nonexistent-thumbd/dir is not a directory")
+                == "access_log_file /nonexistent-thumbd/dir/a.log cannot be opened for appending: No such file or directory")
         #expect(refusal(["--library", library, "--cache-dir", library + "/Landscape_1.jpg/cache"])?
                     .hasPrefix("cache_dir \(library)/Landscape_1.jpg/cache is inside the library") == true)
         #expect(refusal(["--library", library, "--cache-dir", "/etc/hostname/cache"])
-                == "cache_dir /etc/hostname/cache cannot be made: /etc/hostname is not a directory")
+                == "cache_dir /etc/hostname/cache cannot be used: cannot create the cache directory /etc/hostname/cache: "
+                + "/etc/hostname is not a directory")
         #expect(!FileManager.default.fileExists(atPath: library + "/cache"))
         guard case .help(let v6) = try ConfigLoader.load(arguments: ["--check-config", "--library", library, "--host", "::1",
                                                                       "--port", "9000"], environment: [:]) else { return }
