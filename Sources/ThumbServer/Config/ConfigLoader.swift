@@ -42,7 +42,11 @@ public enum ConfigLoader {
         }
         try checkEnvironment(environment)
         for option in ConfigOption.all {
-            if let text = environment[option.environmentName], !option.set(&config, text) {
+            guard let text = environment[option.environmentName] else { continue }
+            if option.kind == .list, let fault = ConfigOption.fault(in: ConfigOption.entries(of: text)) {
+                throw ConfigError("environment variable \(option.environmentName): \(fault) (a comma-separated list)")
+            }
+            if !option.set(&config, text) {
                 throw ConfigError("environment variable \(option.environmentName)=\(text) is not a valid \(describe(option))")
             }
         }
@@ -51,6 +55,9 @@ public enum ConfigLoader {
                 throw unknownOption(flag.name)
             }
             let text = flag.value ?? (option.kind == .boolean || option.kind == .choice ? "true" : "")
+            if option.kind == .list, let fault = ConfigOption.fault(in: ConfigOption.entries(of: text)) {
+                throw ConfigError("\(option.flag): \(fault) (a comma-separated list)")
+            }
             guard option.set(&config, text) else {
                 throw ConfigError("\(option.flag) \(text) is not a valid \(describe(option))")
             }
@@ -248,15 +255,19 @@ public enum ConfigLoader {
             case .number: text = JSONValue.number(value).map { String($0) }
             case .list:
                 // An array of strings (docs/configuration.md): a lone string, which reads as one
-                // entry or as several split at commas as the environment's, is refused.
-                text = (value as? [Any]).flatMap { items in
-                    let words = items.compactMap { $0 as? String }
-                    return words.count == items.count && !words.contains(where: { $0.contains(",") })
-                        ? words.joined(separator: ",") : nil
+                // entry or as several split at commas as the environment's, is refused; each
+                // string is an entry as written (`ConfigOption.fault(in:)`).
+                guard let items = value as? [Any], let words = items as? [String] else {
+                    throw ConfigError("key '\(key)' in the config file \(path) must be a JSON array of strings, one for "
+                        + "each entry: \"\(key)\": \(option.example)")
                 }
+                if let fault = ConfigOption.fault(in: words) {
+                    throw ConfigError("key '\(key)' in the config file \(path): \(fault)")
+                }
+                text = words.joined(separator: ",")
             }
             guard let text, option.set(&config, text) else {
-                let what = option.kind == .list ? "JSON array of strings for \(option.key) (\(option.help))" : describe(option)
+                let what = describe(option)
                 throw ConfigError("key '\(key)' in the config file \(path) must be \(what.hasPrefix("integer") ? "an" : "a") \(what)")
             }
         }
