@@ -51,6 +51,33 @@ import Testing
         #expect(service.respond("DELETE", "/prefetch").status == 200)
     }
 
+    /// Every route follows the one rule: a query parameter it does not read is 400 naming it.
+    /// `/`, `/healthz`, `/stats` and `/metrics` answered as if it were not there (found by a
+    /// fresh user). Each route of `Route.all`, with each method it answers, so a route added
+    /// without the check fails here.
+    @Test func everyRouteRefusesAQueryParameterItDoesNotRead() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for route in Route.all {
+            let path: String
+            switch route.match {
+            case .path(let exact): path = exact.description
+            case .prefix(let prefix) where prefix.description == "/thumbnails/": path = Self.photo
+            case .prefix(let prefix): path = prefix.description + "1"   // /prefetch/{id}
+            }
+            for (method, name) in [(Route.Methods.get, "GET"), (.head, "HEAD"), (.post, "POST"), (.delete, "DELETE")]
+            where route.methods.contains(method) {
+                let response = service.respond(name, path + "?bogus=1", body: #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#)
+                #expect(response.status == 400, "\(name) \(path)?bogus=1")
+                #expect(error(response).message.contains("has no query parameter \"bogus\""), "\(name) \(path)?bogus=1")
+            }
+        }
+        // Without it, each answers.
+        for path in ["/", "/healthz", "/stats", "/metrics"] {
+            #expect(service.respond("GET", path).status == 200, "\(path)")
+        }
+    }
+
     /// A parameter given twice was read as its first value (`?sort=oldest&sort=newest` sorted
     /// oldest first); `all=yes` stopped only the caller's jobs as if it were absent. Both are 400
     /// naming the parameter.
