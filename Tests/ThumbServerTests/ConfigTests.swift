@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Rendering
 import Testing
+import TestSupport
 import Thumbnails
 @testable import ThumbServer
 
@@ -222,6 +223,22 @@ import Thumbnails
         #expect(try load(["--library", "/p"], ["THUMBD_TRUSTED_PROXIES": " 10.0.0.1 , ::1 "]).trustedProxies == ["10.0.0.1", "::1"])
         #expect(try load(["--library", "/p", "--trusted-proxies", ""]).trustedProxies == [])
         #expect(try load(["--library", "/p"], ["THUMBD_CORS_ORIGINS": " "]).corsOrigins == [])
+    }
+
+    /// A config file that cannot be read says why, in strerror(3)'s words (found by an
+    /// operator: `--config /nonexistent.json` said only "cannot read"); one that is not JSON
+    /// says where (`aConfigFileThatIsNotStrictJSONIsRefusedNamingThePosition`).
+    @Test func aConfigFileThatCannotBeReadSaysWhy() throws {
+        let missing = "/nonexistent-thumbd-\(UUID().uuidString).json"
+        #expect(refusal(["--config", missing, "--library", "/p"]) == "cannot read the config file \(missing): No such file or directory")
+        let directory = TemporaryDirectory("thumbd-config-dir")
+        #expect(refusal(["--config", directory.path, "--library", "/p"])
+                == "cannot read the config file \(directory.path): Is a directory")
+        #expect(refusal(["--config", "/etc/hostname/thumbd.json", "--library", "/p"])
+                == "cannot read the config file /etc/hostname/thumbd.json: Not a directory")
+        let array = try configFile("[1]")
+        defer { array.remove() }
+        #expect(refusal(["--config", array.path, "--library", "/p"]) == "the config file \(array.path) is not a JSON object")
     }
 
     /// A misspelt key inside a grid object, and a per-grid key that is a top-level one, were

@@ -224,9 +224,7 @@ public enum ConfigLoader {
     }
 
     private static func apply(file path: String, to config: inout Config) throws(ConfigError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigError("cannot read the config file \(path)")
-        }
+        let data = Data(try contents(ofConfigFile: path))
         if let error = StrictJSON.syntaxError(in: Array(data)) {
             throw ConfigError("the config file \(path) is not valid JSON at \(error)")
         }
