@@ -10,12 +10,13 @@
 #include "thumbd_build_info.h"
 #endif
 
+/* Empty: not baked in (a plain `swift build`); BuildInfo says so in words. */
 #ifndef THUMBD_VERSION
-#define THUMBD_VERSION "dev"
+#define THUMBD_VERSION ""
 #endif
 
 #ifndef THUMBD_COMMIT
-#define THUMBD_COMMIT "unknown"
+#define THUMBD_COMMIT ""
 #endif
 
 const char *

@@ -63,8 +63,10 @@ cvips_formats_revision(void)
      * 3: videos too (MP4, MOV, M4V, WebM, AVI through FFmpeg: Rendering's VideoFormats), so
      * that such files an earlier list decided were not images are read again; 4: what a video's
      * header decides changed (its size as displayed with non-square pixels, a container date
-     * of an unset clock taken for none), so every header is read again once. */
-    return 4;
+     * of an unset clock taken for none), so every header is read again once; 5: a file in a
+     * format of the list whose header does not decode (a lossless JPEG) is counted and said, not
+     * kept as a non-image, so that those an earlier index kept so are read again. */
+    return 5;
 }
 
 void

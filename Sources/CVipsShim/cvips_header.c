@@ -74,10 +74,15 @@ cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
         g_object_unref(source);
         return -1;
     }
+    /* From here the format is one thumbd reads: a header that does not decode is said apart
+     * (CVIPS_UNDECODABLE), so that the listing can tell which files it leaves out. */
     if (coder) {
         g_object_unref(source);
-        if (cvips_magick_load(fd, coder, &image, failure))
+        if (cvips_magick_load(fd, coder, &image, failure)) {
+            if (failure->status == CVIPS_UNSUPPORTED)
+                failure->status = CVIPS_UNDECODABLE;
             return -1;
+        }
     }
     else {
         image = vips_image_new_from_source(source, "",
@@ -85,7 +90,7 @@ cvips_header_read(int fd, cvips_header *header, cvips_failure *failure)
             NULL);
         g_object_unref(source);
         if (!image)
-            return cvips_fail(failure, CVIPS_UNSUPPORTED, "the source is not a readable image");
+            return cvips_fail(failure, CVIPS_UNDECODABLE, "the source is not a readable image");
     }
 
     header->width = image->Xsize;

@@ -37,6 +37,12 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
     /// One human sentence, with the libvips error text captured where the call failed.
     /// Never contains the source's path.
     public var message: String
+    /// For `.unsupportedSource` from a header read: the file is in a format thumbd reads, by
+    /// its first bytes, but its header does not decode (`CVIPS_UNDECODABLE`: a lossless JPEG,
+    /// SOF3, which Debian 12's libjpeg-turbo 2.1 refuses; a header cut short), rather than in
+    /// none thumbd reads (a PDF, a text). The listing counts and says the files it leaves out
+    /// so (`LibraryIndex.undecodableFiles`). False for every other failure.
+    public var isUndecodable = false
 
     public init(kind: Kind, message: String) {
         self.kind = kind
@@ -51,13 +57,14 @@ public struct RenderError: Error, Sendable, Equatable, CustomStringConvertible {
         let message = withUnsafeBytes(of: &failure.message) { String(cBytes: $0) }
         let kind: Kind = switch failure.status {
         case CVIPS_NOT_FOUND: .sourceNotFound
-        case CVIPS_UNSUPPORTED: .unsupportedSource
+        case CVIPS_UNSUPPORTED, CVIPS_UNDECODABLE: .unsupportedSource
         case CVIPS_MOVED: .sourceChanged
         case CVIPS_DENIED: .sourceUnreadable
         case CVIPS_NO_DESCRIPTORS: .outOfDescriptors
         default: .internalFailure
         }
         self.init(kind: kind, message: message.isEmpty ? "libvips failed" : message)
+        isUndecodable = failure.status == CVIPS_UNDECODABLE
     }
 }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// `ConfigReload`'s (the `reloadable()` options of `ConfigOption.all`, and `client_keys`).
 extension Thumbd {
     /// Reads the configuration again as a start reads it (`ConfigLoader.load` with the start's
-    /// `arguments` and `environment`, then `--check-config`'s check of the library), then
+    /// `arguments` and `environment`, then `--check-config`'s checks), then
     /// `reload(to:)`. A configuration that does not load keeps the running one, and the one
     /// sentence of what is wrong is said. Returns the lines said (on stderr by default), each
     /// beginning `reload: `.
@@ -19,7 +19,10 @@ extension Thumbd {
             guard case .run(let config) = try ConfigLoader.load(arguments: arguments, environment: environment) else {
                 return []   // a printing flag: a start would not have served either
             }
-            _ = try ConfigLoader.checked(config)
+            // The running cache directory is its disk tier's to watch; a new one (which takes a
+            // restart) is tried as --check-config tries it.
+            let running = current.withLock { $0.cacheDirectory }
+            _ = try ConfigLoader.checked(config, cacheInUse: config.cacheDirectory == running)
             read = config
         } catch {
             let line = "reload: \(error.description); the running configuration is kept"

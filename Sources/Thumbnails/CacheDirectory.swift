@@ -64,35 +64,20 @@ public enum CacheDirectory {
     private static func claim(_ path: String, makingParents: Bool) throws(Refusal) {
         var st = stat()
         if stat(path, &st) != 0 {
-            if lstat(path, &st) == 0 {
-                throw Refusal(description: "the cache directory \(path) is a symbolic link to something that does not exist")
-            }
             if makingParents {
-                do {
-                    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-                } catch {
-                    throw Refusal(description: "cannot create the cache directory \(path): \(error.localizedDescription)")
+                try makeWithParents(path)
+            } else {
+                if let refusal = refusalOfMissing(path) { throw refusal }
+                if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                    throw Refusal(description: errno == ENOENT
+                        ? "the directory that held the cache directory \(path) is gone too"
+                        : "cannot create the cache directory \(path): \(String(cString: strerror(errno)))")
                 }
-            } else if mkdir(path, 0o755) != 0 && errno != EEXIST {
-                throw Refusal(description: errno == ENOENT
-                    ? "the directory that held the cache directory \(path) is gone too"
-                    : "cannot create the cache directory \(path): \(String(cString: strerror(errno)))")
             }
-            // mkdir(2) makes a directory or fails; what sits there now (another's, made since) is judged below.
-            guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
-                throw Refusal(description: "the cache directory \(path) is not a directory")
-            }
-        } else if (st.st_mode & S_IFMT) != S_IFDIR {
-            throw Refusal(description: "the cache directory \(path) is not a directory")
         }
-        if !isTagged(path) {
-            if let foreign = foreignName(in: path) {
-                throw Refusal(description: "the cache directory \(path) holds files thumbd did not create "
-                    + "(\(foreign)); thumbd uses only a new or empty directory, or one it tagged with \(tagName), "
-                    + "so that it never deletes files of yours: choose another cache_dir")
-            }
-            try writeTag(in: path)
-        }
+        // mkdir(2) makes a directory or fails; what sits there now (another's, made since) is judged here.
+        if let refusal = refusal(ofExisting: path) { throw refusal }
+        if !isTagged(path) { try writeTag(in: path) }
         for sub in ["entries", "tmp"] {
             let subPath = path + "/" + sub
             if mkdir(subPath, 0o755) != 0 && errno != EEXIST {
@@ -102,6 +87,54 @@ public enum CacheDirectory {
             guard lstat(subPath, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
                 throw Refusal(description: "\(subPath) in the cache directory is not a directory of thumbd's")
             }
+        }
+    }
+
+    /// Why the directory at `path`, which exists, cannot be claimed as it is: it is not a
+    /// directory, or it is not tagged by thumbd and holds a file an untagged cache of thumbd's
+    /// would not (`foreignName`). Nil when `claim` takes it. Reads, changes nothing: the one
+    /// judgement of `claim` and of `--check-config` (`check`).
+    static func refusal(ofExisting path: String) -> Refusal? {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+            return Refusal(description: "the cache directory \(path) is not a directory")
+        }
+        guard !isTagged(path), let foreign = foreignName(in: path) else { return nil }
+        return Refusal(description: "the cache directory \(path) holds files thumbd did not create "
+            + "(\(foreign)); thumbd uses only a new or empty directory, or one it tagged with \(tagName), "
+            + "so that it never deletes files of yours: choose another cache_dir")
+    }
+
+    /// Why `path`, which `stat` does not find, cannot be made: a symbolic link to nothing. Nil
+    /// when `mkdir` may try.
+    private static func refusalOfMissing(_ path: String) -> Refusal? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        return Refusal(description: "the cache directory \(path) is a symbolic link to something that does not exist")
+    }
+
+    /// Makes the missing directory `path` and the parents above it that are missing, as
+    /// `mkdir -p` does (0755).
+    /// - Throws: `Refusal` naming the first that cannot be made and why (`strerror`: `No such
+    ///   file or directory` under /proc, `Permission denied`...), or the parent that is no
+    ///   directory; the directories made before it are left for the caller (`unclaim`).
+    static func makeWithParents(_ path: String) throws(Refusal) {
+        if let refusal = refusalOfMissing(path) { throw refusal }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var missing: [String] = []
+        var st = stat()
+        for ancestor in ancestors(of: absolute) {
+            guard stat(ancestor, &st) != 0 else {
+                guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                    throw Refusal(description: "cannot create the cache directory \(path): \(ancestor) is not a directory")
+                }
+                break
+            }
+            missing.append(ancestor)
+        }
+        for directory in missing.reversed() where mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw Refusal(description: "cannot create the cache directory \(path): "
+                + (directory == absolute ? "" : "cannot create \(directory): ") + String(cString: strerror(errno)))
         }
     }
 

@@ -22,8 +22,18 @@ import Locking
 /// adopted), the index drops every entry whose file is gone, and the fault is counted
 /// (`directoryFaults`) and said once through `warn`. While the cache cannot be claimed, `fault`
 /// says why, writes fail at once (counted in `writeErrors`) and try again at most once per
-/// `faultRecheckNanoseconds`; the recovery is said once too.
+/// `faultRecheckNanoseconds` (`Recovery.throttled`: a stream of renders does not repeat the
+/// claim for each), while `/healthz`, `/stats` and a prefetch's start try it at each call
+/// (`Recovery.now`), so that their answer follows a mend at once; the recovery is said once too.
 extension DiskCache {
+    /// When a check that finds the cache still at fault tries to claim it again.
+    public enum Recovery: Sendable {
+        /// At most once per `faultRecheckNanoseconds` (1 s by default): each write's check.
+        case throttled
+        /// At this call: an answer about the cache's health (`/healthz`, `/stats`, a prefetch's start).
+        case now
+    }
+
     /// What the disk tier knows of its directories; behind `directories`.
     struct Directories {
         /// The cache directory's, `entries/`'s and `tmp/`'s identities as last claimed.
@@ -46,26 +56,28 @@ extension DiskCache {
     }
 
     /// Checks that the cache directory, `entries/` and `tmp/` are the ones claimed, and when one
-    /// is gone or replaced claims the cache again (see the extension's summary). Returns why the
-    /// disk tier cannot keep thumbnails (`Statistics.fault`), or nil when it can. Three `stat`s
-    /// when nothing changed; a recovery reads the directory and `stat`s every indexed entry.
-    /// Blocks on file I/O: call it off the event loops.
+    /// is gone or replaced claims the cache again (see the extension's summary); while it is at
+    /// fault, tries that again as `recovery` says (`.throttled`, a write's, by default). Returns
+    /// why the disk tier cannot keep thumbnails (`Statistics.fault`), or nil when it can. Three
+    /// `stat`s when nothing changed; a recovery reads the directory and `stat`s every indexed
+    /// entry. Blocks on file I/O: call it off the event loops.
     @discardableResult
-    public func checkDirectories() -> String? {
+    public func checkDirectories(_ recovery: Recovery = .throttled) -> String? {
         ThreadRole.assertNot(.eventLoop, "DiskCache.checkDirectories blocks on file I/O")
         let seen = Self.identities(directory)
         if directories.withLock({ $0.fault == nil && $0.identities == seen }) { return nil }
-        return recover()
+        return recover(recovery)
     }
 
     /// Checks the directories (`checkDirectories`), then the shards: when one seen at the last
     /// check is gone (`rm -rf entries/*` empties `entries/` and keeps it), the index drops every
     /// entry whose file is gone, so that `/stats` counts what is there. Up to 256 `lstat`s: for
-    /// `/stats`, `/healthz` and a prefetch's start, not for each write. Returns what
-    /// `checkDirectories` does. Blocks on file I/O: call it off the event loops.
+    /// `/stats`, `/healthz` and a prefetch's start, not for each write; a fault's recovery is
+    /// tried at once (`Recovery.now`). Returns what `checkDirectories` does. Blocks on file I/O:
+    /// call it off the event loops.
     @discardableResult
     public func checkDirectoriesAndShards() -> String? {
-        if let fault = checkDirectories() { return fault }
+        if let fault = checkDirectories(.now) { return fault }
         var present: [String: UInt64] = [:]
         var st = stat()
         for shard in (0..<256).map({ ($0 < 16 ? "0" : "") + String($0, radix: 16) })
@@ -95,12 +107,14 @@ extension DiskCache {
 
     /// Claims the cache again, one recovery at a time (the lock is held through it, so writes
     /// that met the same fault wait, then find it mended).
-    private func recover() -> String? {
+    private func recover(_ recovery: Recovery) -> String? {
         directories.withLock { state -> String? in
             let seen = Self.identities(directory)
             if state.fault == nil && state.identities == seen { return nil }   // mended while this one waited
             let now = DispatchTime.now().uptimeNanoseconds
-            if state.fault != nil && now &- state.lastAttempt < faultRecheckNanoseconds { return state.fault }
+            if case .throttled = recovery, state.fault != nil, now &- state.lastAttempt < faultRecheckNanoseconds {
+                return state.fault
+            }
             state.lastAttempt = now
             let starts = state.fault == nil
             if starts { state.faults += 1 }

@@ -170,6 +170,30 @@ extension DiskCache {
         return CacheDirectory.isRealDirectory(shard) && CacheDirectory.holdsEntry(path)
     }
 
+    /// Why no entry could be stored through `temporaryDirectory`, tried as `store` does it: a
+    /// file created there (`writeAll`, `O_EXCL`) and renamed (`moveIntoPlace`: `renameat2` with
+    /// `RENAME_NOREPLACE`, which /proc, /sys and some network file systems refuse), then removed.
+    /// Nil when both work. What `--check-config` tries (`CacheDirectory.check`). The names,
+    /// `<pid>-0.tmp` and `<pid>-00.tmp`, have the form of a temporary file of this process, so
+    /// one left by a crash is known as thumbd's (empty), yet `store` never makes them (its
+    /// writes count from 1, in plain digits): a running server trying its own cache meets none
+    /// of its writes.
+    static func tryStoring(through temporaryDirectory: String) -> String? {
+        let made = temporaryDirectory + "/\(getpid())-0.tmp", renamed = temporaryDirectory + "/\(getpid())-00.tmp"
+        CacheDirectory.removeEntry(made)   // only an empty file or an entry: one of thumbd's
+        let written = writeAll([], to: made)
+        guard written.failure == 0 else {
+            return "a file cannot be created in \(temporaryDirectory): \(String(cString: strerror(written.failure)))"
+        }
+        let moved = moveIntoPlace(made, renamed)
+        _ = removeOwn(moved == 0 ? renamed : made)
+        guard moved == 0 else {
+            return "a file cannot be renamed in \(temporaryDirectory) with renameat2(RENAME_NOREPLACE), as the disk cache "
+                + "stores its entries: \(String(cString: strerror(moved)))"
+        }
+        return nil
+    }
+
     /// Unlinks a file this process created; false when it is still there.
     private static func removeOwn(_ path: String) -> Bool {
         unlink(path) == 0 || errno == ENOENT

@@ -46,6 +46,48 @@ import TestSupport
         #expect(calls.withLock { $0 } == ["late.jpg": 2, "notes.jpg": 1, "ok.jpg": 1])   // a non-image is read once
     }
 
+    /// A file in a format the listing takes whose header does not decode here (a lossless
+    /// JPEG, SOF3, which Debian 12's libjpeg-turbo 2.1 refuses) was left out in silence, as a
+    /// text is (found by a fresh user); now it is counted (`undecodableFiles`, `/stats`), read
+    /// once while it does not change, and counted again after a restart (it is kept in memory
+    /// only); a listed photo replaced by one leaves the listing; one made decodable is listed,
+    /// and one removed is no longer counted. A text, in no format thumbd reads, is not counted.
+    @Test func aFileWhoseHeaderDoesNotDecodeIsCountedAndNotListed() throws {
+        let (dir, library) = try library(["ok.jpg", "replaced.jpg"])
+        // SOI, then a lossless (SOF3) frame header of 16x16, one component: libjpeg-turbo 2.1
+        // stops at the marker ("Unsupported JPEG process: SOF type 0xc3").
+        let sof3: [UInt8] = [0xFF, 0xD8, 0xFF, 0xC3, 0x00, 0x0B, 0x08, 0x00, 0x10, 0x00, 0x10, 0x01, 0x01, 0x11, 0x00, 0xFF, 0xD9]
+        dir.write("lossless.jpg", sof3)
+        dir.write("notes.txt", Array("not a photo\n".utf8))
+        let database = dir.path + "-index.sqlite"
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(database + suffix) } }
+        do {
+            let index = try LibraryIndex(library: library, databasePath: database)
+            #expect(index.rescan().headerReads == 4)
+            #expect(listed(index) == ["ok.jpg", "replaced.jpg"])
+            #expect(index.undecodableFiles == 1)
+            #expect(index.rescan().headerReads == 0)   // not read again while it does not change
+            #expect(index.undecodableFiles == 1)
+            dir.write("replaced.jpg", sof3)
+            let replaced = index.rescan()
+            #expect(replaced.headerReads == 1 && replaced.removed == 1)
+            #expect(listed(index) == ["ok.jpg"])
+            #expect(index.undecodableFiles == 2)
+            dir.write("lossless.jpg", [UInt8](Fixtures.photo("Landscape_1.jpg")))
+            #expect(index.rescan().added == 1)
+            #expect(listed(index) == ["lossless.jpg", "ok.jpg"])
+            #expect(index.undecodableFiles == 1)
+        }
+        let reopened = try LibraryIndex(library: library, databasePath: database)
+        #expect(reopened.undecodableFiles == 0)
+        #expect(reopened.rescan().headerReads == 1)   // replaced.jpg, not kept as a non-image
+        #expect(reopened.undecodableFiles == 1)
+        #expect(listed(reopened) == ["lossless.jpg", "ok.jpg"])
+        #expect(unlink(dir.path + "/replaced.jpg") == 0)
+        reopened.rescan()
+        #expect(reopened.undecodableFiles == 0)
+    }
+
     /// One rule for the listing and for URLs (`Library.target(of:)`): a symlink to a directory
     /// inside the root is followed by both, as a link to a file is; one that leads outside, or
     /// back up the tree (a loop), is listed by neither walk nor served from outside.

@@ -86,6 +86,12 @@ import TestSupport
         ("2001:db8::/32", "2001:db8:ffff::1", "2001:db9::1"),
         ("fc00::/7", "fdff::1", "fe00::1"),
         ("::/0", "2001:db8::1", "10.0.0.1"),
+        // An IPv4-mapped IPv6 range is the IPv4 range it maps (104 - 96 = 8 bits), as a mapped peer is read as IPv4.
+        ("::ffff:10.0.0.0/104", "10.255.1.2", "11.0.0.1"),
+        ("::ffff:10.0.0.0/104", "::ffff:10.1.2.3", "2001:db8::1"),
+        ("::ffff:192.0.2.0/120", "192.0.2.255", "192.0.3.0"),
+        ("::ffff:0.0.0.0/96", "203.0.113.9", "::1"),
+        ("::ffff:10.0.0.1", "10.0.0.1", "10.0.0.2"),
     ])
     func rangesHoldWhatTheyShould(entry: String, inside: String, outside: String) throws {
         let range = try IPRange(entry)
@@ -93,21 +99,26 @@ import TestSupport
         #expect(!range.contains(try #require(IPAddress(outside))))
     }
 
-    /// A malformed `trusted_proxies` entry stops the start with one sentence naming it.
+    /// A malformed `trusted_proxies` entry stops the start with one sentence naming it, by its
+    /// position and its text.
     @Test(arguments: [
-        ("localhost", "key 'trusted_proxies': 'localhost' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
-        ("10.0.0.0/33", "key 'trusted_proxies': '10.0.0.0/33' has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
-        ("2001:db8::/129", "key 'trusted_proxies': '2001:db8::/129' has a prefix length that is not 0 to 128, the bits of an IPv6 address"),
-        ("10.0.0.0/+8", "key 'trusted_proxies': '10.0.0.0/+8' has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
-        ("10.0.0.0/", "key 'trusted_proxies': '10.0.0.0/' has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
-        ("10.1.2.3/8", "key 'trusted_proxies': '10.1.2.3/8' has bits set after its /8 prefix: write the range's first address (10.0.0.0/8) or the one address without a length"),
-        ("2001:db8::1/32", "key 'trusted_proxies': '2001:db8::1/32' has bits set after its /32 prefix: write the range's first address (2001:db8::/32) or the one address without a length"),
-        ("127.0.0.1:8080", "key 'trusted_proxies': '127.0.0.1:8080' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        ("localhost", "key 'trusted_proxies': entry 2, 'localhost', is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        ("10.0.0.0/33", "key 'trusted_proxies': entry 2, '10.0.0.0/33', has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
+        ("2001:db8::/129", "key 'trusted_proxies': entry 2, '2001:db8::/129', has a prefix length that is not 0 to 128, the bits of an IPv6 address"),
+        ("10.0.0.0/+8", "key 'trusted_proxies': entry 2, '10.0.0.0/+8', has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
+        ("10.0.0.0/", "key 'trusted_proxies': entry 2, '10.0.0.0/', has a prefix length that is not 0 to 32, the bits of an IPv4 address"),
+        ("10.1.2.3/8", "key 'trusted_proxies': entry 2, '10.1.2.3/8', has bits set after its /8 prefix: write the range's first address (10.0.0.0/8) or the one address without a length"),
+        ("2001:db8::1/32", "key 'trusted_proxies': entry 2, '2001:db8::1/32', has bits set after its /32 prefix: write the range's first address (2001:db8::/32) or the one address without a length"),
+        ("127.0.0.1:8080", "key 'trusted_proxies': entry 2, '127.0.0.1:8080', is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
         // Leading zeros: refused in an address (inet_pton) and in a prefix length alike.
-        ("127.0.0.01", "key 'trusted_proxies': '127.0.0.01' is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
-        ("10.0.0.0/08", "key 'trusted_proxies': '10.0.0.0/08' has a prefix length with a leading zero: write it without (10.0.0.0/8), as an address is written without one"),
-        ("0.0.0.0/00", "key 'trusted_proxies': '0.0.0.0/00' has a prefix length with a leading zero: write it without (0.0.0.0/0), as an address is written without one"),
-        ("fd00::/008", "key 'trusted_proxies': 'fd00::/008' has a prefix length with a leading zero: write it without (fd00::/8), as an address is written without one"),
+        ("127.0.0.01", "key 'trusted_proxies': entry 2, '127.0.0.01', is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)"),
+        ("10.0.0.0/08", "key 'trusted_proxies': entry 2, '10.0.0.0/08', has a prefix length with a leading zero: write it without (10.0.0.0/8), as an address is written without one"),
+        ("0.0.0.0/00", "key 'trusted_proxies': entry 2, '0.0.0.0/00', has a prefix length with a leading zero: write it without (0.0.0.0/0), as an address is written without one"),
+        // IPv4-mapped IPv6 ranges are read as written, 128 bits (those taken are in the table above).
+        ("::ffff:10.0.0.0/129", "key 'trusted_proxies': entry 2, '::ffff:10.0.0.0/129', has a prefix length that is not 0 to 128, the bits of an IPv6 address"),
+        ("::ffff:10.1.0.0/104", "key 'trusted_proxies': entry 2, '::ffff:10.1.0.0/104', has bits set after its /104 prefix: write the range's first address (::ffff:10.0.0.0/104) or the one address without a length"),
+        ("::ffff:0:0/80", "key 'trusted_proxies': entry 2, '::ffff:0:0/80', has bits set after its /80 prefix: write the range's first address (::/80) or the one address without a length"),
+        ("fd00::/008", "key 'trusted_proxies': entry 2, 'fd00::/008', has a prefix length with a leading zero: write it without (fd00::/8), as an address is written without one"),
     ])
     func malformedEntriesAreRefusedAtLoad(entry: String, sentence: String) throws {
         #expect(throws: ConfigError(sentence)) { try ConfigLoader.load(arguments: ["--library", "/p"], environment: ["THUMBD_TRUSTED_PROXIES": "::1," + entry]) }

@@ -2,6 +2,7 @@ import Foundation
 import HTTP
 import Rendering
 import Testing
+import TestSupport
 import Thumbnails
 @testable import ThumbServer
 
@@ -60,11 +61,12 @@ import Thumbnails
         #expect(refusal(["--library", library, "--cache-dir", above])
                 == "cache_dir \(above) contains the library \(library): choose a cache_dir outside the library")
         #expect(refusal(["--library", library, "--access-log", "combined", "--access-log-file", "/nonexistent-thumbd/dir/a.log"])
-                == "access_log_file /nonexistent-thumbd/dir/a.log cannot be made: /nonexistent-thumbd/dir is not a directory")
+                == "access_log_file /nonexistent-thumbd/dir/a.log cannot be opened for appending: No such file or directory")
         #expect(refusal(["--library", library, "--cache-dir", library + "/Landscape_1.jpg/cache"])?
                     .hasPrefix("cache_dir \(library)/Landscape_1.jpg/cache is inside the library") == true)
         #expect(refusal(["--library", library, "--cache-dir", "/etc/hostname/cache"])
-                == "cache_dir /etc/hostname/cache cannot be made: /etc/hostname is not a directory")
+                == "cache_dir /etc/hostname/cache cannot be used: cannot create the cache directory /etc/hostname/cache: "
+                + "/etc/hostname is not a directory")
         #expect(!FileManager.default.fileExists(atPath: library + "/cache"))
         guard case .help(let v6) = try ConfigLoader.load(arguments: ["--check-config", "--library", library, "--host", "::1",
                                                                       "--port", "9000"], environment: [:]) else { return }
@@ -183,8 +185,8 @@ import Thumbnails
         let string = try configFile(#"{"trusted_proxies": "10.0.0.0/8"}"#)
         defer { string.remove() }
         #expect(refusal(["--config", string.path, "--library", "/p"])
-                == "key 'trusted_proxies' in the config file \(string.path) must be a JSON array of strings for trusted_proxies "
-                + "(addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none))")
+                == "key 'trusted_proxies' in the config file \(string.path) must be a JSON array of strings, one for each entry: "
+                + #""trusted_proxies": ["127.0.0.1", "10.0.0.0/8"]"#)
         let origins = try configFile(#"{"cors_origins": "*"}"#)
         defer { origins.remove() }
         #expect(refusal(["--config", origins.path, "--library", "/p"]).hasPrefix("key 'cors_origins' in the config file \(origins.path) must be a JSON array of strings"))
@@ -196,6 +198,47 @@ import Thumbnails
         }
         #expect(config.trustedProxies == ["10.0.0.0/8", "::1"])
         #expect(config.corsOrigins == ["*"])
+    }
+
+    /// A list's entry that is empty or has white space at an end (in the file, where a string
+    /// is taken as written) was dropped or trimmed in silence (found by an operator in
+    /// `trusted_proxies`); now it stops start-up naming its position, never its text (a
+    /// `signing_keys` entry holds a secret). Outside the file spaces around commas are the
+    /// separator's, and `a,,b` or a trailing comma leaves an empty entry.
+    @Test func aListEntryThatIsEmptyOrSpacedIsRefusedByItsPosition() throws {
+        for (json, fault) in [(#"{"trusted_proxies": ["10.0.0.1", ""]}"#, "entry 2 is empty"),
+                              (#"{"trusted_proxies": ["10.0.0.1 "]}"#, "entry 1 has white space at its end"),
+                              (#"{"cors_origins": [" https://a.example"]}"#, "entry 1 has white space at its start"),
+                              (#"{"signing_keys": ["a:\#(String(repeating: "0", count: 64)),b"]}"#,
+                               "entry 1 holds a comma: give each entry as a string of its own")] {
+            let file = try configFile(json)
+            defer { file.remove() }
+            let key = json.dropFirst(2).prefix { $0 != "\"" }
+            #expect(refusal(["--config", file.path, "--library", "/p"]) == "key '\(key)' in the config file \(file.path): \(fault)")
+        }
+        #expect(refusal(["--library", "/p", "--trusted-proxies", "10.0.0.1,,10.0.0.2"])
+                == "--trusted-proxies: entry 2 is empty (a comma-separated list)")
+        #expect(refusal(["--library", "/p"], ["THUMBD_TRUSTED_PROXIES": "10.0.0.1, "])
+                == "environment variable THUMBD_TRUSTED_PROXIES: entry 2 is empty (a comma-separated list)")
+        #expect(try load(["--library", "/p"], ["THUMBD_TRUSTED_PROXIES": " 10.0.0.1 , ::1 "]).trustedProxies == ["10.0.0.1", "::1"])
+        #expect(try load(["--library", "/p", "--trusted-proxies", ""]).trustedProxies == [])
+        #expect(try load(["--library", "/p"], ["THUMBD_CORS_ORIGINS": " "]).corsOrigins == [])
+    }
+
+    /// A config file that cannot be read says why, in strerror(3)'s words (found by an
+    /// operator: `--config /nonexistent.json` said only "cannot read"); one that is not JSON
+    /// says where (`aConfigFileThatIsNotStrictJSONIsRefusedNamingThePosition`).
+    @Test func aConfigFileThatCannotBeReadSaysWhy() throws {
+        let missing = "/nonexistent-thumbd-\(UUID().uuidString).json"
+        #expect(refusal(["--config", missing, "--library", "/p"]) == "cannot read the config file \(missing): No such file or directory")
+        let directory = TemporaryDirectory("thumbd-config-dir")
+        #expect(refusal(["--config", directory.path, "--library", "/p"])
+                == "cannot read the config file \(directory.path): Is a directory")
+        #expect(refusal(["--config", "/etc/hostname/thumbd.json", "--library", "/p"])
+                == "cannot read the config file /etc/hostname/thumbd.json: Not a directory")
+        let array = try configFile("[1]")
+        defer { array.remove() }
+        #expect(refusal(["--config", array.path, "--library", "/p"]) == "the config file \(array.path) is not a JSON object")
     }
 
     /// A misspelt key inside a grid object, and a per-grid key that is a top-level one, were

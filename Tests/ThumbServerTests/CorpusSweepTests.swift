@@ -88,6 +88,9 @@ struct CorpusSweepTests {
         if folder != "broken" {
             let unlisted = Paths.files(in: corpus + "/" + folder).filter { !listed.contains(encodePath($0)) }
             #expect(unlisted == (folder == "formats" ? ["jpeg-lossless-sof3.jpg"] : []), "\(folder)")
+            // and the one left out is said: /stats counts it (LibraryIndexTests has the rule).
+            let library = try server.get("/stats").json["library"] as? [String: Any]
+            #expect(library?["undecodable_files"] as? Int == unlisted.count, "\(folder)")
         }
     }
 

@@ -36,13 +36,16 @@ extension ExecutableTests {
         var sent = 0, answered = 0
         let reopened = eventually(within: 10) {
             sent += 1
-            if (try? TestClient.get(port: server.port, "/healthz?n=\(sent)").status) == 200 { answered += 1 }
-            return text(log).contains("/healthz?n=")
+            // Each request told apart by its User-Agent (combined logs it): /healthz reads no query.
+            if (try? TestClient.get(port: server.port, "/healthz", headers: ["User-Agent": "reopen-\(sent)"]).status) == 200 {
+                answered += 1
+            }
+            return text(log).contains("\"reopen-")
         }
         #expect(reopened && answered == sent)
         // Every request is in one file or the other, once: none lost across the reopen.
         let lines = (text(log + ".1") + text(log)).split(separator: "\n")
-        #expect(lines.filter { $0.contains("/healthz?n=") }.count == sent, "\(lines)")
+        #expect(lines.filter { $0.contains("\"reopen-") }.count == sent, "\(lines)")
         #expect(text(log + ".1").contains(#""GET /assets HTTP/1.1" 200 "#))
         #expect(!text(log).contains("/assets"))
 

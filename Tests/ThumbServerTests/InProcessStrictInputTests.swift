@@ -51,6 +51,33 @@ import Testing
         #expect(service.respond("DELETE", "/prefetch").status == 200)
     }
 
+    /// Every route follows the one rule: a query parameter it does not read is 400 naming it.
+    /// `/`, `/healthz`, `/stats` and `/metrics` answered as if it were not there (found by a
+    /// fresh user). Each route of `Route.all`, with each method it answers, so a route added
+    /// without the check fails here.
+    @Test func everyRouteRefusesAQueryParameterItDoesNotRead() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for route in Route.all {
+            let path: String
+            switch route.match {
+            case .path(let exact): path = exact.description
+            case .prefix(let prefix) where prefix.description == "/thumbnails/": path = Self.photo
+            case .prefix(let prefix): path = prefix.description + "1"   // /prefetch/{id}
+            }
+            for (method, name) in [(Route.Methods.get, "GET"), (.head, "HEAD"), (.post, "POST"), (.delete, "DELETE")]
+            where route.methods.contains(method) {
+                let response = service.respond(name, path + "?bogus=1", body: #"{"grid": "3", "paths": ["Landscape_1.jpg"]}"#)
+                #expect(response.status == 400, "\(name) \(path)?bogus=1")
+                #expect(error(response).message.contains("has no query parameter \"bogus\""), "\(name) \(path)?bogus=1")
+            }
+        }
+        // Without it, each answers.
+        for path in ["/", "/healthz", "/stats", "/metrics"] {
+            #expect(service.respond("GET", path).status == 200, "\(path)")
+        }
+    }
+
     /// A parameter given twice was read as its first value (`?sort=oldest&sort=newest` sorted
     /// oldest first); `all=yes` stopped only the caller's jobs as if it were absent. Both are 400
     /// naming the parameter.
@@ -74,6 +101,32 @@ import Testing
         }
         for target in ["/prefetch?all=false", "/prefetch?all=0", "/prefetch?all=1"] {
             #expect(service.respond("DELETE", target).status == 200, "\(target)")
+        }
+    }
+
+    /// A 400 quotes a query value as the client sent it (found by a fresh user: `offset=1+2`
+    /// was told as `offset=1 2`, the `+` read as a space; `sort` and `format` named no value),
+    /// with the parameter and what it must be; a grid no grid is named, with the grids there are,
+    /// in a thumbnail URL (404) and a prefetch body (400) alike.
+    @Test func aRefusedValueIsQuotedAsSentAndAnUnknownGridIsNamed() throws {
+        let service = try Service()
+        service.thumbd.service.index.rescan()
+        for (method, target, status, message) in [
+            ("GET", "/assets?offset=1+2", 400, "offset=1+2 is not a whole number: offset must be a whole number from 0 to 2147483647"),
+            ("GET", "/assets?limit=%2D1", 400, "limit=%2D1 is too small: limit must be a whole number from 0 to 10000"),
+            ("GET", "/assets?limit=10001", 400, "limit=10001 is too large: limit must be a whole number from 0 to 10000"),
+            ("GET", "/cluster/placeholders?limit=0", 400, "limit=0 is too small: limit must be a whole number from 1 to 10000"),
+            ("GET", "/assets?sort=new+est", 400, #"sort must be newest or oldest (not "new+est")"#),
+            ("GET", "/assets/changes?since=0&sort=old%2Best", 400, #"sort must be newest or oldest (not "old%2Best")"#),
+            ("GET", Self.photo + "?format=we+bp", 400, #"format must be jpeg, png or webp (not "we+bp")"#),
+            ("DELETE", "/prefetch?all=ma+ybe", 400, #"all must be true or false (not "ma+ybe")"#),
+            ("GET", "/thumbnails/7/Landscape_1.jpg", 404, #"no grid "7" on this server: its grids are 1, 3, 5"#),
+            ("GET", "/thumbnails/thumb%20nail/Landscape_1.jpg", 404, #"no grid "thumb nail" on this server: its grids are 1, 3, 5"#),
+            ("POST", "/prefetch", 400, #"no grid "7" on this server: its grids are 1, 3, 5"#),
+        ] as [(String, String, Int, String)] {
+            let response = service.respond(method, target, body: #"{"grid": "7", "paths": ["Landscape_1.jpg"]}"#)
+            #expect(response.status == status, "\(method) \(target)")
+            #expect(error(response).message == message, "\(method) \(target)")
         }
     }
 

@@ -32,7 +32,7 @@ import Thumbnails
 
     @Test(arguments: ["gif", "", "jpeg2", "image/webp"])
     func unknownFormatsAreTheSame400InAQueryAndAPrefetchBody(value: String) {
-        let refusal = APIError.badRequest("format must be jpeg, png or webp")
+        let refusal = APIError.badRequest("format must be jpeg, png or webp (not \"\(value)\")")
         #expect(queryFormat(value) == .failure(refusal), "?format=\(value)")
         #expect(prefetchFormat(value) == .failure(refusal), "\"format\": \(value)")
     }
@@ -61,15 +61,19 @@ import Thumbnails
     }
 
     @Test func sortValuesAreReadAlikeInAListingQueryAndAPrefetchBody() {
-        let refusal = APIError.badRequest("sort must be newest or oldest")
+        func refusal(_ value: String) -> APIError { APIError.badRequest("sort must be newest or oldest (not \"\(value)\")") }
         for (value, expected) in [(nil, Result<ListingOrder, APIError>.success(.newest)), ("newest", .success(.newest)),
-                                  ("oldest", .success(.oldest)), ("Oldest", .failure(refusal)),
-                                  ("sideways", .failure(refusal)), ("", .failure(refusal))] as [(String?, Result<ListingOrder, APIError>)] {
+                                  ("oldest", .success(.oldest)), ("Oldest", .failure(refusal("Oldest"))),
+                                  ("sideways", .failure(refusal("sideways"))), ("", .failure(refusal("")))] as [(String?, Result<ListingOrder, APIError>)] {
             #expect(Result { () throws(APIError) in try ListingOrder(parameter: value) } == expected, "\(value ?? "none")")
+            #expect(Result { () throws(APIError) in try ListingOrder(query: value.map { Substring("sort=" + $0) }) } == expected,
+                    "\(value ?? "none")")
             #expect(prefetchOrder(value) == expected, "\(value ?? "none")")
         }
-        // A sort that is not a string is refused as an unknown one.
+        // A sort that is not a string is refused as a value of another JSON type.
         let body = Array(#"{"grid": "3", "sort": 1, "start": 0, "end": 1}"#.utf8)
-        #expect(throws: refusal) { try PrefetchPlan(body: body, grids: GridSpec.defaults, webpEnabled: true) }
+        #expect(throws: APIError.badRequest("sort must be newest or oldest")) {
+            try PrefetchPlan(body: body, grids: GridSpec.defaults, webpEnabled: true)
+        }
     }
 }

@@ -53,6 +53,7 @@ import Testing
             uptime: 12.345, requests: requests, memory: memory, disk: disk, renders: renders,
             inFlight: 2, queued: 5, flights: 4, connections: (open: 3, total: 40), failedWaits: 55, prefetch: prefetch,
             libraryAssets: 100, libraryGeneration: 9, headerReads: 101, indexWriteErrors: (listing: 56, placeholders: 57), unreadable: (files: 2, directories: 1),
+            undecodableFiles: 3,
             watch: LibraryWatch.Statistics(active: true, directories: 50, events: 51, rewalks: 52, limit: 8192),
             watchInstances: 1, sourceChecks: 53,
             descriptors: DescriptorBudget(limit: 1024, maxConnections: 10_000, renderWorkers: 2, eventLoops: 2, memoryTier: true),

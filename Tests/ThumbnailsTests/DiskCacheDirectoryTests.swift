@@ -178,6 +178,26 @@ import TestSupport
         #expect(!exists(parent + "/cache"))
     }
 
+    /// `/healthz`, `/stats` and a prefetch's start (`checkDirectoriesAndShards`) claim the cache
+    /// again at each call, whatever the writes' interval, so their answer follows a mend at once
+    /// (found by an operator: `/healthz` stayed 503 for up to a second, the writes' interval).
+    @Test func aHealthCheckFollowsAMendAtOnce() throws {
+        let top = TemporaryDirectory()
+        let parent = top.path + "/parent"
+        let cache = try DiskCache(directory: parent + "/cache", limitBytes: 1 << 20, faultRecheckSeconds: 3600,
+                                  warn: Warnings().sink)
+        try FileManager.default.removeItem(atPath: parent)
+        let why = try #require(cache.checkDirectoriesAndShards())
+        #expect(why.contains("the directory that held the cache directory \(parent)/cache is gone too"))
+        #expect(mkdir(parent, 0o755) == 0)
+        #expect(cache.checkDirectories() == why)   // a write's check, within its interval: not tried
+        #expect(!exists(parent + "/cache"))
+        #expect(cache.checkDirectoriesAndShards() == nil)
+        #expect(cache.statistics.fault == nil)
+        #expect(isTaggedByThumbd(parent + "/cache"))
+        #expect(cache.write(thumbnail(100), for: key("a")))
+    }
+
     /// A path through a symlink that now leads into the library: the cache is not made there.
     @Test func aCacheThatWouldNowLieInsideTheLibraryIsNotMadeThere() throws {
         let top = TemporaryDirectory()

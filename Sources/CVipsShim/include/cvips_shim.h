@@ -26,6 +26,10 @@ typedef enum {
     CVIPS_MOVED = 4,       /* cvips_source_open_resolved: a symlink is now on the way to the file */
     CVIPS_DENIED = 5,      /* open(2) said EACCES / EPERM: the file's permissions keep the server out */
     CVIPS_NO_DESCRIPTORS = 6, /* open(2) or libvips' dup(2) said EMFILE / ENFILE: no descriptor is free now */
+    CVIPS_UNDECODABLE = 7, /* cvips_header_read: in a format thumbd reads, by its first bytes, but its
+                              header does not decode (a lossless JPEG, SOF3, which libjpeg-turbo 2.1
+                              refuses; a header cut short): as CVIPS_UNSUPPORTED, except that the
+                              listing says which files it leaves out so */
 } cvips_status;
 
 /* Bytes kept of a failure's sentence, including the NUL. Longer texts are cut. */
@@ -137,7 +141,8 @@ int cvips_source_open_resolved(const char *path, cvips_failure *failure);
 
 /* Reads the header of the file open on `fd` (sequential access: no pixels decoded; ImageMagick's
  * formats are read whole). A format thumbd does not read (cvips_formats.c) fails with
- * CVIPS_UNSUPPORTED, as a render of it does. Returns 0, or -1 with `failure` filled. */
+ * CVIPS_UNSUPPORTED, as a render of it does; one it reads whose header does not decode, with
+ * CVIPS_UNDECODABLE. Returns 0, or -1 with `failure` filled. */
 int cvips_header_read(int fd, cvips_header *header, cvips_failure *failure);
 
 /* Renders the file open on `fd`, read as cvips_header_read reads it (cvips_formats.c):

@@ -44,20 +44,24 @@ extension LibraryIndex {
             if scopes == nil { s.knowsRealPaths = true }
             return earlier
         }
-        let (records, nonImages, redecide) = state.withLock { s in
+        let (records, nonImages, redecide, undecodableBefore) = state.withLock { s in
             let (records, nonImages) = scopes.map(s.entries(at:)) ?? (s.records, s.nonImages)
-            return (records, nonImages, s.decidedUnderOtherFormats)
+            return (records, nonImages, s.decidedUnderOtherFormats, s.undecodable)
         }
         var summary = ScanSummary()
         summary.unreadableDirectories = unlisted.count
         var upserts: [(DiskPath, SourceIdentity, AssetRecord?)] = []
         var unreadable: [(path: DiskPath, why: String)] = []
+        // In a format the listing takes, its header refused by the decoder; and those of them
+        // that were listed or decided before, which leave the index.
+        var undecodable: [(path: DiskPath, identity: SourceIdentity, why: String)] = []
+        var forgotten: Set<DiskPath> = []
         var readable: [DiskPath] = []
         var toRead: [(path: DiskPath, identity: SourceIdentity, absolute: DiskPath, known: SourceIdentity?)] = []   // new or changed
         for (path, file) in onDisk {
             let known = records[path].map { SourceIdentity(size: $0.bytes, modifiedNanoseconds: $0.modifiedNanoseconds) }
                 ?? nonImages[path]
-            if known == file.identity && !redecide.contains(path) { continue }
+            if (known ?? undecodableBefore[path]) == file.identity && !redecide.contains(path) { continue }
             toRead.append((path, file.identity, file.absolute, known))
         }
         let headers = readHeaders(toRead.map(\.absolute))
@@ -71,6 +75,14 @@ extension LibraryIndex {
                                      width: info.displayWidth, height: info.displayHeight, taken: taken,
                                      durationMilliseconds: info.durationMilliseconds)
                 readable.append(path)
+            case .failure(let error) where error.kind == .unsupportedSource && error.isUndecodable:
+                // Read, in a format the listing takes, and its header does not decode: not
+                // listed (what was listed of it goes), not kept as a non-image in the database,
+                // counted and said (`undecodableFiles`).
+                readable.append(path)
+                undecodable.append((path, identity, error.message))
+                if records[path] != nil || nonImages[path] != nil { forgotten.insert(path) }
+                continue
             case .failure(let error) where error.kind == .unsupportedSource:
                 record = nil   // read, and not an image: remembered until the file changes
                 readable.append(path)
@@ -87,12 +99,30 @@ extension LibraryIndex {
             upserts.append((path, identity, record))
         }
         // What lies under a directory that could not be listed now is not known to be gone.
-        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys).filter { path in
-            !unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
+        let underUnlisted: (DiskPath) -> Bool = { path in
+            unlisted.contains { $0.relative.bytes.isEmpty || path.isInside($0.relative) }
         }
+        let removed = Set(records.keys).union(nonImages.keys).subtracting(onDisk.keys).filter { !underUnlisted($0) }
+            .union(forgotten)
         summary.removed = removed.filter { records[$0] != nil }.count
         report(unreadable.map { ($0.path, $0.why) } + unlisted.map { ($0.relative, "cannot be listed: " + String(cString: strerror($0.error))) },
                readable: readable, files: unreadable.map(\.path), directories: unlisted.map(\.relative), inScope: inScope)
+        // Within the scan's reach, the undecodable files are those it found, and those known
+        // before that it did not read again (unchanged, or under a directory it could not list).
+        let reread = Set(toRead.map(\.path))
+        let fresh = state.withLock { s -> [(path: DiskPath, identity: SourceIdentity, why: String)] in
+            s.undecodable = s.undecodable.filter { path, identity in
+                !inScope(path) || (!reread.contains(path) && (onDisk[path]?.identity == identity || underUnlisted(path)))
+            }
+            return undecodable.filter { file in
+                defer { s.undecodable[file.path] = file.identity }
+                return undecodableBefore[file.path] == nil
+            }
+        }
+        for file in fresh {
+            Console.warn("library: '\(file.path)' is in a format thumbd reads but cannot be decoded here (\(file.why)); it is not "
+                + "listed (library.undecodable_files counts such files) and is read again when it changes")
+        }
         // Once every file decided under another list was read again (or is gone), the database
         // says it holds the current list's decisions.
         let formatsSettled = !redecide.isEmpty && redecide.subtracting(readable).subtracting(removed).isEmpty

@@ -45,6 +45,11 @@ public final class LibraryIndex: Sendable {
         var records: [DiskPath: AssetRecord] = [:]
         /// Files that are not images, remembered with their identity so they are not probed again.
         var nonImages: [DiskPath: SourceIdentity] = [:]
+        /// Files in a format the listing takes whose header does not decode
+        /// (`RenderError.isUndecodable`: a lossless JPEG, SOF3), with their identity: not
+        /// listed, not probed again until they change, and kept in memory only (not as non-images
+        /// in the database), so that a restart reads them again and counts and says them anew.
+        var undecodable: [DiskPath: SourceIdentity] = [:]
         /// Each directory (relative to the root) holding entries, with how many at any depth
         /// under it (`set`, `entries(at:)`).
         var entriesUnder: [DiskPath: Int] = [:]
@@ -259,6 +264,11 @@ public final class LibraryIndex: Sendable {
     public var unreadable: (files: Int, directories: Int) {
         state.withLock { ($0.unreadableFiles.count, $0.unreadableDirectories.count) }
     }
+
+    /// Files left out of the listing because their header, in a format the listing takes, does
+    /// not decode here (a lossless JPEG, SOF3, with Debian 12's libjpeg-turbo 2.1; a header cut
+    /// short): each said once a run on stderr, read again when it changes.
+    public var undecodableFiles: Int { state.withLock { $0.undecodable.count } }
 
     /// Scans finished since this index was opened (the first one makes a fresh index complete).
     public var completedScans: Int { state.withLock { $0.completedScans } }

@@ -10,7 +10,7 @@ enum Negotiation {
     /// refuses.
     static func formatChoice(query: Substring?, accept: [String], webpEnabled: Bool) throws(APIError) -> FormatChoice {
         if let requested = queryValue("format", in: query) {
-            return try FormatChoice(parameter: requested, webpEnabled: webpEnabled)
+            return try FormatChoice(parameter: requested, webpEnabled: webpEnabled, sent: sentValue("format", in: query))
         }
         return webpEnabled && acceptsWebP(accept) ? .webp : .automatic
     }
@@ -85,7 +85,8 @@ enum Negotiation {
     /// The whole number `name` gives in a query string (`queryValue`), within `range`; `value`
     /// when it is absent (required when nil). `what` it must be, for the sentence: "a whole
     /// number" by default, followed by the range ("from 0 to 60", or "≥ 0" up to `Int.max`).
-    /// - Throws: `APIError.badRequest` naming the parameter, the value sent and what it must be:
+    /// - Throws: `APIError.badRequest` naming the parameter, the value as sent (`sentValue`:
+    ///   `offset=1+2`, not the decoded `1 2`) and what it must be:
     ///   missing (when required), not a whole number (`wait=1.5`, `x`, empty), too small
     ///   (`since=-1`), or too large (above the range, or past what a 64-bit number holds:
     ///   `offset=99999999999999999999`).
@@ -97,16 +98,17 @@ enum Negotiation {
             guard let value else { throw .badRequest("\(name) is missing: \(mustBe)") }
             return value
         }
+        let given = "\(name)=\(sentValue(name, in: query) ?? text)"
         let digits = text.drop { $0 == "-" || $0 == "+" }
         let isWhole = !digits.isEmpty && digits.count + 1 >= text.count && digits.allSatisfy { $0.isASCII && $0.isNumber }
-        guard isWhole else { throw .badRequest("\(name)=\(text) is not a whole number: \(mustBe)") }
+        guard isWhole else { throw .badRequest("\(given) is not a whole number: \(mustBe)") }
         let negative = text.first == "-"
         guard let number = Int(text), number <= range.upperBound else {
             // Past Int's range when Int could not read digits: too large, or too small below 0.
-            if negative && Int(text) == nil { throw .badRequest("\(name)=\(text) is too small: \(mustBe)") }
-            throw .badRequest("\(name)=\(text) is too large: \(mustBe)")
+            if negative && Int(text) == nil { throw .badRequest("\(given) is too small: \(mustBe)") }
+            throw .badRequest("\(given) is too large: \(mustBe)")
         }
-        guard number >= range.lowerBound else { throw .badRequest("\(name)=\(text) is too small: \(mustBe)") }
+        guard number >= range.lowerBound else { throw .badRequest("\(given) is too small: \(mustBe)") }
         return number
     }
 
@@ -114,13 +116,20 @@ enum Negotiation {
     /// `+` is a space, as in HTML form encoding). A value that does not decode is returned as
     /// sent, so that it is refused as an invalid value.
     static func queryValue(_ name: String, in query: Substring?) -> Substring? {
+        guard let sent = sentValue(name, in: query) else { return nil }
+        let raw = sent.replacingOccurrences(of: "+", with: " ")
+        return Substring(PercentDecoding.decode(raw) ?? raw)
+    }
+
+    /// The first value of `name` (its name percent-decoded) in a query string as the client
+    /// sent it, not decoded: what a 400's message quotes (`offset=1+2`, `limit=%31x`), so that
+    /// the client finds it in its own URL. Empty for a name without `=`.
+    static func sentValue(_ name: String, in query: Substring?) -> Substring? {
         guard let query else { return nil }
         for pair in query.split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard PercentDecoding.decode(kv[0]) == name else { continue }
-            guard kv.count > 1 else { return "" }
-            let raw = kv[1].replacingOccurrences(of: "+", with: " ")
-            return Substring(PercentDecoding.decode(raw) ?? raw)
+            return kv.count > 1 ? kv[1] : ""
         }
         return nil
     }

@@ -37,7 +37,7 @@ struct PrefetchPlan {
     init(body: [UInt8], grids: [GridSpec], webpEnabled: Bool) throws(APIError) {
         let fields = try StrictJSON.decode(PrefetchBody.self, body: body)
         guard let grid = grids.first(where: { $0.name == fields.grid }) else {
-            throw APIError.badRequest("grid must name one of \(grids.map(\.name).joined(separator: ", "))")
+            throw APIError.badRequest(GridSpec.unknown(fields.grid, among: grids))
         }
         self.grid = grid
         format = try fields.format.map { text throws(APIError) in try FormatChoice(parameter: text, webpEnabled: webpEnabled) }

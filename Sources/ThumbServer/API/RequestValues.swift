@@ -1,34 +1,55 @@
 import Library
+import Rendering
 import Thumbnails
 
 /// The values a client names in a thumbnail URL's query, a listing's query and a prefetch body,
 /// each read by one rule wherever it arrives (docs/API.md, "output", "Listing", "Prefetch").
 extension FormatChoice {
     /// The format a `format` value names (`?format=` of a thumbnail URL, `"format"` of a
-    /// prefetch body): `jpeg` (also `jpg`), `png` or `webp`, in any ASCII case.
-    /// - Throws: `APIError` 400 for any other value, and for `webp` when `webpEnabled` is false.
-    init(parameter value: some StringProtocol, webpEnabled: Bool) throws(APIError) {
+    /// prefetch body): `jpeg` (also `jpg`), `png` or `webp`, in any ASCII case. `sent`: the
+    /// value as the client sent it (a query's, not percent-decoded), for the message; `value`
+    /// when nil.
+    /// - Throws: `APIError` 400 for any other value, quoting it, and for `webp` when
+    ///   `webpEnabled` is false.
+    init(parameter value: some StringProtocol, webpEnabled: Bool, sent: Substring? = nil) throws(APIError) {
         switch value.lowercased() {
         case "jpeg", "jpg": self = .jpeg
         case "png": self = .png
         case "webp":
             guard webpEnabled else { throw APIError.badRequest("WebP output is disabled on this server") }
             self = .webp
-        default: throw APIError.badRequest("format must be jpeg, png or webp")
+        default: throw APIError.badRequest("format must be jpeg, png or webp (not \(JSON.quote(String(sent ?? Substring(value)))))")
         }
     }
 }
 
 extension ListingOrder {
     /// The order a `sort` value names (`?sort=` of `/assets`, `"sort"` of a range prefetch):
-    /// `newest` (also when there is none) or `oldest`, spelled exactly so.
-    /// - Throws: `APIError` 400 for any other value.
-    init(parameter value: String?) throws(APIError) {
+    /// `newest` (also when there is none) or `oldest`, spelled exactly so. `sent`: the value
+    /// as the client sent it, for the message; `value` when nil.
+    /// - Throws: `APIError` 400 for any other value, quoting it.
+    init(parameter value: String?, sent: Substring? = nil) throws(APIError) {
         switch value ?? "newest" {
         case "newest": self = .newest
         case "oldest": self = .oldest
-        default: throw APIError.badRequest("sort must be newest or oldest")
+        case let other: throw APIError.badRequest("sort must be newest or oldest (not \(JSON.quote(String(sent ?? Substring(other)))))")
         }
+    }
+
+    /// The order `?sort=` of `query` names (`init(parameter:sent:)`, the value percent-decoded
+    /// as `Negotiation.queryValue` reads it, quoted as sent).
+    /// - Throws: `APIError` 400 for a value that names none.
+    init(query: Substring?) throws(APIError) {
+        try self.init(parameter: Negotiation.queryValue("sort", in: query).map(String.init),
+                      sent: Negotiation.sentValue("sort", in: query))
+    }
+}
+
+extension GridSpec {
+    /// The sentence for a grid name no grid of `grids` has (a thumbnail URL's 404, a prefetch
+    /// body's 400): the name given, and the grids there are.
+    static func unknown(_ name: String, among grids: [GridSpec]) -> String {
+        "no grid \(JSON.quote(name)) on this server: its grids are " + grids.map(\.name).joined(separator: ", ")
     }
 }
 

@@ -22,7 +22,7 @@ extension ThumbService {
         let order: ListingOrder
         do {
             try QueryParameters.check(query, known: QueryParameters.listing, of: "/assets")
-            order = try ListingOrder(parameter: Negotiation.queryValue("sort", in: query).map(String.init))
+            order = try ListingOrder(query: query)
         } catch {
             return error.response
         }

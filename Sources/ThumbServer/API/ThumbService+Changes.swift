@@ -42,7 +42,7 @@ extension ThumbService {
         let order: ListingOrder
         do {
             try QueryParameters.check(query, known: QueryParameters.changes, of: "/assets/changes")
-            order = try ListingOrder(parameter: Negotiation.queryValue("sort", in: query).map(String.init))
+            order = try ListingOrder(query: query)
         } catch {
             return completion(error.response)
         }

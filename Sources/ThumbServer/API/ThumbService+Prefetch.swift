@@ -60,7 +60,8 @@ extension ThumbService {
         case nil, "false", "0": all = false
         case "true", "1": all = true
         case let value?:
-            return APIError.badRequest("all must be true or false (not \(JSON.quote(String(value))))").response
+            let sent = Negotiation.sentValue("all", in: request.query) ?? value
+            return APIError.badRequest("all must be true or false (not \(JSON.quote(String(sent))))").response
         }
         if all && !client.isAdmin && !(configuration.adminToken.isEmpty && configuration.clientKeys.isEmpty) {
             return APIError(status: 403, code: "forbidden", message: "only the admin token may stop every client's jobs (all=true)").response

@@ -173,8 +173,7 @@ extension ThumbService {
             throw APIError.badRequest("the grid is not UTF-8")
         }
         guard let spec = configuration.grid(named: gridName) else {
-            let names = configuration.grids.map(\.name).joined(separator: ", ")
-            throw APIError.notFound("unknown grid; this server has grids \(names)")
+            throw APIError.notFound(GridSpec.unknown(gridName, among: configuration.grids))
         }
         let names = Array(segments.dropFirst())
         let asset: ResolvedAsset

@@ -231,7 +231,12 @@ extension Route {
     /// Every route, in the order they are matched.
     static let all: [Route] = [
         thumbnails,
-        Route(match: .path("/"), methods: .read, access: .open) { service, _, _, _, _, completion in
+        Route(match: .path("/"), methods: .read, access: .open) { service, request, _, _, _, completion in
+            do throws(APIError) {
+                try QueryParameters.check(request.query, known: [], of: "/")
+            } catch {
+                return completion(error.response)
+            }
             completion(service.galleryResponse)
         },
         Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, configuration, completion in
@@ -240,14 +245,30 @@ extension Route {
         Route(match: .path("/assets/changes"), methods: .read, access: .listing) { service, request, _, client, configuration, completion in
             service.respondWithChanges(to: request, for: client, configuration, completion: completion)
         },
-        // These three check the disk cache's directories (file I/O): off the event loop.
+        // These three check the disk cache's directories (file I/O): off the event loop. They
+        // read no query parameter.
         Route(match: .path("/healthz"), methods: .read, access: .open) { service, request, _, _, _, completion in
+            do throws(APIError) {
+                try QueryParameters.check(request.query, known: [], of: "/healthz")
+            } catch {
+                return completion(error.response)
+            }
             DispatchQueue.global(qos: .userInitiated).async { completion(service.healthResponse(to: request)) }
         },
-        Route(match: .path("/stats"), methods: .read, access: .admin) { service, _, _, _, _, completion in
+        Route(match: .path("/stats"), methods: .read, access: .admin) { service, request, _, _, _, completion in
+            do throws(APIError) {
+                try QueryParameters.check(request.query, known: [], of: "/stats")
+            } catch {
+                return completion(error.response)
+            }
             DispatchQueue.global(qos: .userInitiated).async { completion(ThumbService.json(status: 200, service.statsJSON())) }
         },
-        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, _, _, _, _, completion in
+        Route(match: .path("/metrics"), methods: .read, access: .admin) { service, request, _, _, _, completion in
+            do throws(APIError) {
+                try QueryParameters.check(request.query, known: [], of: "/metrics")
+            } catch {
+                return completion(error.response)
+            }
             DispatchQueue.global(qos: .userInitiated).async {
                 completion(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
                                                                            ("Cache-Control", "no-store")]),

@@ -9,37 +9,54 @@ struct IPRange: Sendable, Equatable, CustomStringConvertible {
     /// How many leading bits an address must share with `network`: 0...32 (IPv4), 0...128 (IPv6).
     let prefixLength: Int
 
-    /// Reads `ADDRESS` or `ADDRESS/BITS`.
-    /// - Throws: `ConfigError` naming `key` and the entry: not an address, a length that is not a
-    ///   number or is longer than the address (32 bits for IPv4, 128 for IPv6), a length with a
-    ///   leading zero (`/08`: refused as inet_pton(3) refuses `127.0.0.01`), or bits set after
-    ///   the prefix (`10.1.2.3/8`: which was meant, `10.0.0.0/8` or `10.1.2.3`, cannot be told).
-    init(_ text: String, key: String = "trusted_proxies") throws(ConfigError) {
+    /// Reads `ADDRESS` or `ADDRESS/BITS`. An IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`,
+    /// RFC 4291 §2.5.5.2) is the IPv4 range it maps (`10.0.0.0/8`: its length less 96), since a
+    /// peer at such an address (a dual-stack socket's IPv4 client) is read as IPv4 (`IPAddress`).
+    /// `entry`: its position in the list, from 1, for the sentence.
+    /// - Throws: `ConfigError` naming `key`, the entry's position and its text: not an address,
+    ///   a length that is not a number or is longer than the address as written (32 bits for
+    ///   IPv4, 128 for IPv6), a length with a leading zero (`/08`: refused as inet_pton(3)
+    ///   refuses `127.0.0.01`), or bits set after the prefix (`10.1.2.3/8`: which was meant,
+    ///   `10.0.0.0/8` or `10.1.2.3`, cannot be told; `::ffff:10.0.0.0/80` reaches past the
+    ///   IPv4-mapped addresses).
+    init(_ text: String, entry: Int = 1, key: String = "trusted_proxies") throws(ConfigError) {
+        let named = "key '\(key)': entry \(entry), '\(text)',"
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = IPAddress(parts[0]) else {
-            throw ConfigError("key '\(key)': '\(text)' is not an IP address or a CIDR range (such as 127.0.0.1, "
-                + "10.0.0.0/8 or fd00::/8)")
+            throw ConfigError("\(named) is not an IP address or a CIDR range (such as 127.0.0.1, 10.0.0.0/8 or fd00::/8)")
         }
-        let bits = address.bytes.count * 8
+        // Written as IPv6 but read as IPv4: `IPAddress` makes an IPv4-mapped address IPv4.
+        let mapped = address.isIPv4 && parts[0].contains(":")
+        let bits = mapped ? 128 : address.bytes.count * 8
         var length = bits
         if parts.count == 2 {
             guard parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let given = Int(parts[1]), (0...bits).contains(given) else {
-                throw ConfigError("key '\(key)': '\(text)' has a prefix length that is not 0 to \(bits), the bits of an "
-                    + (address.isIPv4 ? "IPv4" : "IPv6") + " address")
+                throw ConfigError("\(named) has a prefix length that is not 0 to \(bits), the bits of an "
+                    + (bits == 32 ? "IPv4" : "IPv6") + " address")
             }
             guard parts[1].count == 1 || parts[1].first != "0" else {
-                throw ConfigError("key '\(key)': '\(text)' has a prefix length with a leading zero: write it without "
+                throw ConfigError("\(named) has a prefix length with a leading zero: write it without "
                     + "(\(parts[0])/\(given)), as an address is written without one")
             }
             length = given
         }
-        let network = Self.masked(address.bytes, to: length)
-        guard network == address.bytes else {
-            throw ConfigError("key '\(key)': '\(text)' has bits set after its /\(length) prefix: write the range's first "
-                + "address (\(IPAddress(bytes: network)!)/\(length)) or the one address without a length")
+        // As written: a mapped address in its 16 bytes (::ffff: and then the IPv4 address).
+        let written = mapped ? [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + address.bytes : address.bytes
+        let network = Self.masked(written, to: length)
+        guard network == written else {
+            let first = mapped ? Self.mappedText(network) : IPAddress(bytes: network)!.description
+            throw ConfigError("\(named) has bits set after its /\(length) prefix: write the range's first address "
+                + "(\(first)/\(length)) or the one address without a length")
         }
         self.network = address
-        prefixLength = length
+        prefixLength = mapped ? length - 96 : length
+    }
+
+    /// 16 bytes as IPv6 text, an IPv4-mapped address in its IPv6 form (`::ffff:10.0.0.0`, not
+    /// the IPv4 form `IPAddress` gives it).
+    private static func mappedText(_ bytes: [UInt8]) -> String {
+        let isMapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        return isMapped ? "::ffff:" + IPAddress(bytes: Array(bytes[12...]))!.description : IPAddress(bytes: bytes)!.description
     }
 
     /// Whether `address` is in the range: of the same family, its first `prefixLength` bits
@@ -68,10 +85,11 @@ struct IPRange: Sendable, Equatable, CustomStringConvertible {
 struct TrustedProxies: Sendable, Equatable {
     let ranges: [IPRange]
 
-    /// - Throws: `ConfigError` naming the first entry that is not an address or CIDR range (`IPRange`).
+    /// - Throws: `ConfigError` naming the first entry that is not an address or CIDR range
+    ///   (`IPRange`), by its position and its text.
     init(_ entries: [String]) throws(ConfigError) {
         var ranges: [IPRange] = []
-        for entry in entries { ranges.append(try IPRange(entry)) }
+        for (index, entry) in entries.enumerated() { ranges.append(try IPRange(entry, entry: index + 1)) }
         self.ranges = ranges
     }
 

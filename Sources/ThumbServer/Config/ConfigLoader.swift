@@ -42,7 +42,11 @@ public enum ConfigLoader {
         }
         try checkEnvironment(environment)
         for option in ConfigOption.all {
-            if let text = environment[option.environmentName], !option.set(&config, text) {
+            guard let text = environment[option.environmentName] else { continue }
+            if option.kind == .list, let fault = ConfigOption.fault(in: ConfigOption.entries(of: text)) {
+                throw ConfigError("environment variable \(option.environmentName): \(fault) (a comma-separated list)")
+            }
+            if !option.set(&config, text) {
                 throw ConfigError("environment variable \(option.environmentName)=\(text) is not a valid \(describe(option))")
             }
         }
@@ -51,6 +55,9 @@ public enum ConfigLoader {
                 throw unknownOption(flag.name)
             }
             let text = flag.value ?? (option.kind == .boolean || option.kind == .choice ? "true" : "")
+            if option.kind == .list, let fault = ConfigOption.fault(in: ConfigOption.entries(of: text)) {
+                throw ConfigError("\(option.flag): \(fault) (a comma-separated list)")
+            }
             guard option.set(&config, text) else {
                 throw ConfigError("\(option.flag) \(text) is not a valid \(describe(option))")
             }
@@ -60,14 +67,17 @@ public enum ConfigLoader {
         return .run(config)
     }
 
-    /// `--check-config`, as `nginx -t`: what a start would find wrong before it binds or makes
-    /// anything, beyond the values themselves (checked by `load`): the library must be a
+    /// `--check-config`, as `nginx -t`: what a start would find wrong beyond the values
+    /// themselves (checked by `load`), tried by the start's own rules: the library must be a
     /// directory this process may read and search; the cache directory apart from it
-    /// (`CacheDirectory.overlap`, the start's own rule) and writable, or makeable where it would
-    /// be made; `access_log_file` writable, or makeable. Nothing is made. Returns the line to
-    /// print.
+    /// (`CacheDirectory.overlap`), one a start would claim (never one holding files thumbd did
+    /// not create) and where the disk tier can create and rename its files
+    /// (`CacheDirectory.check`); `access_log_file` one a start can open (`AccessLog.checkOpening`).
+    /// What the tries make is removed again: nothing is left behind, nothing is bound.
+    /// `cacheInUse`: the cache directory is the running server's (a reload), whose faults its
+    /// disk tier reports itself: not tried. Returns the line to print.
     /// - Throws: `ConfigError` with the start's sentence for the first of these that fails.
-    static func checked(_ config: Config) throws(ConfigError) -> String {
+    static func checked(_ config: Config, cacheInUse: Bool = false) throws(ConfigError) -> String {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: config.library, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ConfigError("library \(config.library) is not a directory")
@@ -79,35 +89,13 @@ public enum ConfigLoader {
         if let overlap = CacheDirectory.overlap(cache: config.cacheDirectory, library: root) {
             throw ConfigError(overlap + ": choose a cache_dir outside the library")
         }
-        if let why = Self.unwritable(config.cacheDirectory, makesParents: true) {
-            throw ConfigError("cache_dir \(config.cacheDirectory) \(why)")
+        if !cacheInUse, let refusal = CacheDirectory.check(config.cacheDirectory) {
+            throw ConfigError("cache_dir \(config.cacheDirectory) cannot be used: \(refusal)")
         }
-        if !config.accessLogFile.isEmpty, let why = Self.unwritable(config.accessLogFile, makesParents: false) {
-            throw ConfigError("access_log_file \(config.accessLogFile) \(why)")
-        }
+        if !config.accessLogFile.isEmpty { try AccessLog.checkOpening(config.accessLogFile) }
         let host = config.host.contains(":") ? "[\(config.host)]" : config.host   // IPv6 (RFC 3986 §3.2.2)
         return "thumbd: the configuration is valid (library \(config.library), cache_dir \(config.cacheDirectory), "
             + "\(host):\(config.port))\n"
-    }
-
-    /// Why `path` could not be written by this process, or made where it would be: nil when it
-    /// can. Looks, makes nothing: the path itself when it exists; else the directory it would be
-    /// made in (`makesParents`: the nearest one above it that exists, as a cache directory's
-    /// parents are made; else its own, as a log file's are not).
-    static func unwritable(_ path: String, makesParents: Bool) -> String? {
-        let target = URL(fileURLWithPath: path).standardizedFileURL
-        if FileManager.default.fileExists(atPath: target.path) {
-            return access(target.path, W_OK) == 0 ? nil : "cannot be written by this user"
-        }
-        var parent = target.deletingLastPathComponent()
-        while makesParents && !FileManager.default.fileExists(atPath: parent.path) && parent.path != "/" {
-            parent.deleteLastPathComponent()
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            return "cannot be made: \(parent.path) is not a directory"
-        }
-        return access(parent.path, W_OK) == 0 ? nil : "cannot be made: \(parent.path) cannot be written by this user"
     }
 
     /// The `--help` text: usage, then every option with its default.
@@ -139,8 +127,8 @@ public enum ConfigLoader {
         ("-V, --version", "print the version, the git commit and the libvips and FFmpeg versions, and exit"),
         ("--help-markdown", "print the options as the Markdown table of docs/configuration.md and exit"),
         ("--check-config", "check the configuration (file, environment, flags), that the library is a readable directory and "
-            + "the cache and access log can be written, as nginx -t: print that it is valid and exit 0, or the one sentence "
-            + "of what is wrong and exit 2"),
+            + "that the cache directory and the access log can be used as a start uses them (tried, and left as found), as "
+            + "nginx -t: print that it is valid and exit 0, or the one sentence of what is wrong and exit 2"),
     ]
 
     private struct Flag { let name: String; let value: String? }
@@ -236,9 +224,7 @@ public enum ConfigLoader {
     }
 
     private static func apply(file path: String, to config: inout Config) throws(ConfigError) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigError("cannot read the config file \(path)")
-        }
+        let data = Data(try contents(ofConfigFile: path))
         if let error = StrictJSON.syntaxError(in: Array(data)) {
             throw ConfigError("the config file \(path) is not valid JSON at \(error)")
         }
@@ -267,15 +253,19 @@ public enum ConfigLoader {
             case .number: text = JSONValue.number(value).map { String($0) }
             case .list:
                 // An array of strings (docs/configuration.md): a lone string, which reads as one
-                // entry or as several split at commas as the environment's, is refused.
-                text = (value as? [Any]).flatMap { items in
-                    let words = items.compactMap { $0 as? String }
-                    return words.count == items.count && !words.contains(where: { $0.contains(",") })
-                        ? words.joined(separator: ",") : nil
+                // entry or as several split at commas as the environment's, is refused; each
+                // string is an entry as written (`ConfigOption.fault(in:)`).
+                guard let items = value as? [Any], let words = items as? [String] else {
+                    throw ConfigError("key '\(key)' in the config file \(path) must be a JSON array of strings, one for "
+                        + "each entry: \"\(key)\": \(option.example)")
                 }
+                if let fault = ConfigOption.fault(in: words) {
+                    throw ConfigError("key '\(key)' in the config file \(path): \(fault)")
+                }
+                text = words.joined(separator: ",")
             }
             guard let text, option.set(&config, text) else {
-                let what = option.kind == .list ? "JSON array of strings for \(option.key) (\(option.help))" : describe(option)
+                let what = describe(option)
                 throw ConfigError("key '\(key)' in the config file \(path) must be \(what.hasPrefix("integer") ? "an" : "a") \(what)")
             }
         }

@@ -15,6 +15,9 @@ struct ConfigOption: Sendable {
     let set: @Sendable (inout Config, String) -> Bool
     /// The allowed values of a number, as text ("0 to 65535"); empty for other kinds.
     var bounds = ""
+    /// A list's value as the config file spells it, for the sentence that refuses another
+    /// spelling there (`["127.0.0.1", "10.0.0.0/8"]`); empty for other kinds.
+    var example = ""
     /// Whether a reload (SIGHUP) puts a new value in force (`ConfigReload`); the others take a
     /// restart, and a reload leaves them as they were. `false` unless `reloadable()`.
     var reloads = false
@@ -85,14 +88,44 @@ struct ConfigOption: Sendable {
     }
 
     /// A list of words: a JSON array of strings in the config file, comma-separated (spaces
-    /// around the commas ignored) in the environment and on the command line.
-    static func list(_ key: String, _ path: WritableKeyPath<Config, [String]> & Sendable, _ help: String) -> ConfigOption {
+    /// around the commas ignored) in the environment and on the command line (`entries(of:)`);
+    /// `set` refuses a text with an entry `fault(in:)` finds. `example`: its value as the file
+    /// spells it.
+    static func list(_ key: String, _ path: WritableKeyPath<Config, [String]> & Sendable, _ help: String,
+                     example: String) -> ConfigOption {
         ConfigOption(key: key, kind: .list, help: help, get: { $0[keyPath: path].joined(separator: ",") },
                      set: { config, text in
-                         config[keyPath: path] = text.split(separator: ",").map { $0.trimmingWhitespace() }
-                             .filter { !$0.isEmpty }.map(String.init)
+                         let entries = entries(of: text)
+                         guard fault(in: entries) == nil else { return false }
+                         config[keyPath: path] = entries
                          return true
-                     })
+                     }, example: example)
+    }
+
+    /// A list's entries in the environment's and the command line's spelling: split at each
+    /// comma, the spaces around each entry dropped; none for a text of spaces only (the empty
+    /// list). `a,,b` and `a,` keep their empty entry, for `fault(in:)` to refuse.
+    static func entries(of text: String) -> [String] {
+        guard text.contains(where: { !$0.isWhitespace }) else { return [] }
+        return text.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingWhitespace()) }
+    }
+
+    /// Why `entries` (a list's, in order) are no list of words, naming the first entry at
+    /// fault by its position from 1 (never by its text, which may be a secret): it is empty
+    /// (`""`, or two commas in a row), has white space at its start or end (a JSON string is
+    /// taken as written), or holds a comma (which separates entries outside the file). Nil when
+    /// every entry is a word.
+    static func fault(in entries: [String]) -> String? {
+        for (index, entry) in entries.enumerated() {
+            if entry.isEmpty { return "entry \(index + 1) is empty" }
+            if entry.first!.isWhitespace || entry.last!.isWhitespace {
+                return "entry \(index + 1) has white space at its " + (entry.first!.isWhitespace ? "start" : "end")
+            }
+            if entry.contains(",") {
+                return "entry \(index + 1) holds a comma: give each entry as a string of its own"
+            }
+        }
+        return nil
     }
 
     /// Every scalar key, in the order `--help` lists them.
@@ -115,7 +148,8 @@ struct ConfigOption: Sendable {
                 range: 0.1...600),
         .string("admin_token", \.adminToken, "bearer token for /prefetch changes, /stats, /metrics (empty = open)").reloadable(),
         .list("signing_keys", \.signingKeys,
-              "keys of signed thumbnail URLs, comma-separated ID:HEXSECRET (empty = thumbnails unsigned)").reloadable(),
+              "keys of signed thumbnail URLs, comma-separated ID:HEXSECRET (empty = thumbnails unsigned)",
+              example: #"["ID:HEXSECRET"]"#).reloadable(),
         .integer("signed_url_max_seconds", \.signedURLMaxSeconds, "longest a signed thumbnail URL may still live, seconds",
                  range: 1...(10 * 365 * 86400)).reloadable(),
         .integer("signed_url_bucket_seconds", \.signedURLBucketSeconds,
@@ -127,7 +161,8 @@ struct ConfigOption: Sendable {
         .integer("prefetch_client_items_per_minute", \.prefetchClientItemsPerMinute,
                  "items one client's prefetch jobs may name per minute (0 = no limit)", range: 0...100_000_000),
         .list("cors_origins", \.corsOrigins,
-              "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)").reloadable(),
+              "origins whose pages may read thumbnails and /assets cross-origin: * or a comma-separated list (empty = no CORS)",
+              example: #"["https://photos.example.com", "http://localhost:5173"]"#).reloadable(),
         .integer("quality", \.quality, "JPEG/WebP quality", range: 1...100),
         .boolean("webp", \.webp, "serve WebP to clients that accept it"),
         .boolean("derive_grids", \.deriveGrids, "render a smaller cover grid from a cached larger one of the same photo"),
@@ -156,9 +191,11 @@ struct ConfigOption: Sendable {
         .string("access_log_file", \.accessLogFile,
                 "file the access log is appended to, reopened on SIGUSR1 (empty = stdout)").reloadable(),
         .list("trusted_proxies", \.trustedProxies,
-              "addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none)").reloadable(),
+              "addresses and CIDR ranges of proxies whose X-Forwarded-For names the client in the access log (empty = none)",
+              example: #"["127.0.0.1", "10.0.0.0/8"]"#).reloadable(),
         .list("peers", \.peers,
-              "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)"),
+              "the cluster's nginx upstream: each server line as ADDRESS or ADDRESS weight=N, comma-separated (empty = one node)",
+              example: #"["127.0.0.1:8081", "127.0.0.1:8082 weight=2"]"#),
         .string("node", \.node, "which of peers this node is, its address as written there"),
         .number("peer_timeout_seconds", \.peerTimeoutSeconds, "seconds a node-to-node call may take", range: 0.01...600),
         .number("peer_down_seconds", \.peerDownSeconds, "nginx's fail_timeout: seconds a failed peer that answers again may still be passed over, unless nginx sends it a request first",

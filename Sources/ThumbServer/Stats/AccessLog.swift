@@ -144,10 +144,27 @@ final class AccessLog: Sendable {
 
     private static func open(_ path: String) throws(ConfigError) -> Int32 {
         let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        guard fd >= 0 else {
-            throw ConfigError("access_log_file \(path) cannot be opened for appending: \(String(cString: strerror(errno)))")
-        }
+        guard fd >= 0 else { throw cannotOpen(path, errno) }
         return fd
+    }
+
+    /// Whether a start could open `path` as the access log (`open`), tried as it would be, for
+    /// `--check-config`: a file there is opened for appending and closed (nothing is written;
+    /// `O_NONBLOCK`, so that a FIFO with no reader is refused, not waited on); a missing one is
+    /// created (`O_EXCL`: this call's own) and removed. So a directory, a path under /proc or a
+    /// directory that is not there is refused as a start would refuse it.
+    /// - Throws: the `ConfigError` a start would give.
+    static func checkOpening(_ path: String) throws(ConfigError) {
+        var st = stat()
+        let exists = stat(path, &st) == 0
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK | (exists ? 0 : O_CREAT | O_EXCL), 0o640)
+        guard fd >= 0 else { throw cannotOpen(path, errno) }
+        _ = Glibc.close(fd)
+        if !exists { unlink(path) }
+    }
+
+    private static func cannotOpen(_ path: String, _ failure: Int32) -> ConfigError {
+        ConfigError("access_log_file \(path) cannot be opened for appending: \(String(cString: strerror(failure)))")
     }
 
     /// One write(2) per line (O_APPEND keeps it whole), again after a short write or EINTR.

@@ -82,6 +82,9 @@ enum StatsFamily {
     static let libraryUnreadable = MetricFamily(
         "thumbd_library_unreadable", .gauge,
         "Files and directories the library index's last scan could not read (kept as listed, tried again).")
+    static let libraryUndecodable = MetricFamily(
+        "thumbd_library_undecodable_files", .gauge,
+        "Files in a format thumbd reads left out of the listing because their header does not decode here (a lossless JPEG).")
     static let librarySourceChecks = MetricFamily(
         "thumbd_library_source_checks_total", .counter,
         "Checks of a recently resolved URL: a stat, or a full resolve after a reported change (the rest were trusted on the library watch).")

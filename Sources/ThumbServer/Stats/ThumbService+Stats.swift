@@ -31,6 +31,9 @@ extension ThumbService {
         var indexWriteErrors: (listing: Int, placeholders: Int)
         /// Files and directories the index's last scan could not read.
         var unreadable: (files: Int, directories: Int)
+        /// Files left out of the listing because their header does not decode here
+        /// (`LibraryIndex.undecodableFiles`).
+        var undecodableFiles: Int
         /// The lanes' watches together (see `ThumbService.resolvedKeys`); nil when the library
         /// is not watched (`library_watch = false`).
         var watch: LibraryWatch.Statistics?
@@ -75,7 +78,8 @@ extension ThumbService {
                              connections: server?.now ?? (0, 0), failedWaits: server?.failedWaits ?? 0,
                              prefetch: prefetcher.statistics,
                              libraryAssets: listing.total, libraryGeneration: listing.generation,
-                             headerReads: index.headerReads, indexWriteErrors: index.failedWrites, unreadable: index.unreadable, watch: watchStatistics(),
+                             headerReads: index.headerReads, indexWriteErrors: index.failedWrites, unreadable: index.unreadable,
+                             undecodableFiles: index.undecodableFiles, watch: watchStatistics(),
                              watchInstances: distinctWatches().count,
                              sourceChecks: resolvedKeys.reduce(0) { $0 + $1.sourceCheckCount },
                              descriptors: configuration.descriptors,

@@ -129,6 +129,7 @@ extension ThumbService {
         .figure("unreadable_directories", StatsFamily.libraryUnreadable.sample("kind", "directory")) {
             .integer($0.unreadable.directories)
         },
+        .figure("undecodable_files", StatsFamily.libraryUndecodable.sample()) { .integer($0.undecodableFiles) },
         .object("watch", [
             .statsOnly("enabled") { .flag($0.watch != nil) },
             .figure("instances", StatsFamily.watchInstances.sample()) { .integer($0.watchInstances) },
