@@ -231,12 +231,9 @@ extension Route {
     /// Every route, in the order they are matched.
     static let all: [Route] = [
         thumbnails,
-        Route(match: .path("/"), methods: .read, access: .open) { service, request, _, _, _, completion in
-            do throws(APIError) {
-                try QueryParameters.check(request.query, known: [], of: "/")
-            } catch {
-                return completion(error.response)
-            }
+        // The gallery is a page, not an API: a link to it may carry a query the page never
+        // reads (utm_source, fbclid), and opens the page all the same, as any web page does.
+        Route(match: .path("/"), methods: .read, access: .open) { service, _, _, _, _, completion in
             completion(service.galleryResponse)
         },
         Route(match: .path("/assets"), methods: .read, access: .listing) { service, request, _, client, configuration, completion in
