@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "LibraryTests", dependencies: ["Library", "TestSupport", "Locking"]),
         // The caches and the pipeline; with Library for a cache directory beside an index database.
         .testTarget(name: "ThumbnailsTests", dependencies: ["Library", "Thumbnails", "TestSupport", "Locking", "CLinux"]),
-        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking", "Cluster"]),
+        .testTarget(name: "ThumbServerTests", dependencies: ["ThumbServer", "Library", "TestSupport", "Locking", "Cluster", "Console"]),
         // ThumbdClient against real servers started in the test process (ThumbServer's `Thumbd`).
         .testTarget(name: "ThumbdClientTests", dependencies: ["ThumbdClient", "ThumbHash", "ThumbServer", "TestSupport"]),
     ]

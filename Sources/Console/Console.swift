@@ -32,8 +32,30 @@ public enum Console {
         }
     }
 
-    /// One line on stderr, `thumbd: ` first: every warning of the server's modules.
+    /// One line on stderr, `thumbd: ` first: every warning of the server's modules. Under
+    /// systemd it goes to the journal at warning priority (`warningPrefix`), so that
+    /// `journalctl -u thumbd -p warning` shows the warnings alone (docs/deploying.md).
     public static func warn(_ message: String) {
-        write("thumbd: " + message + "\n", to: .standardError)
+        write(warningPrefix + "thumbd: " + message + "\n", to: .standardError)
+    }
+
+    /// What a warning line starts with on this process's stderr, read once: `journalPrefix` of
+    /// `JOURNAL_STREAM` and stderr's device and inode.
+    static let warningPrefix: String = {
+        var st = stat()
+        guard fstat(Stream.standardError.rawValue, &st) == 0 else { return "" }
+        return journalPrefix(journalStream: getenv("JOURNAL_STREAM").map { String(cString: $0) },
+                             device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+    }()
+
+    /// `<4>`, sd-daemon(3)'s `SD_WARNING`, which journald reads as a line's priority, when
+    /// stderr is the journal's stream: systemd.exec(5) sets `JOURNAL_STREAM` to its device and
+    /// inode (`DEV:INODE`, decimal) for a service whose stderr goes to the journal; a child
+    /// whose stderr was redirected since (to a file, a pipe) keeps the variable and is told
+    /// apart by the numbers. "" otherwise: on a terminal or in a file the line is as it was.
+    static func journalPrefix(journalStream: String?, device: UInt64, inode: UInt64) -> String {
+        guard let parts = journalStream?.split(separator: ":", omittingEmptySubsequences: false), parts.count == 2,
+              let streamDevice = UInt64(parts[0]), let streamInode = UInt64(parts[1]) else { return "" }
+        return streamDevice == device && streamInode == inode ? "<4>" : ""
     }
 }
