@@ -67,7 +67,7 @@ Architecture: $arch
 Maintainer: thumbd maintainers <thumbd@localhost>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $depends, passwd
-Recommends: nginx-light
+Suggests: nginx-light
 Section: web
 Priority: optional
 Description: image thumbnail cache server for photo-grid apps
