@@ -28,11 +28,11 @@ cvips_placeholder(VipsObject *context, VipsImage *in, int side, cvips_thumbnail 
      * factor, the same on both axes (vips_shrink by an integer is vips_shrinkh and vips_shrinkv
      * alone), is enough for a hash of the lowest frequencies: the smallest that brings the
      * longer side to `side` or under, and sides rounded up (`ceil`), so the image is 1 to
-     * `side` px a side (a 10:1 panorama 100x10, a 1x5000 strip 1x100) and keeps the picture's
-     * aspect to a pixel. A fractional factor would add vips_reduce, whose vector
-     * code libvips compiles anew at each build, and cost twice as much (docs/performance.md,
-     * "Placeholders"). Alpha premultiplied around it, so that the colour of transparent pixels
-     * does not bleed in. Never enlarged. */
+     * `side` px a side (a panorama's covering image 3930x393, by 40: 99x10; a 1x5000 strip,
+     * by 50: 1x100) and keeps the picture's aspect to a pixel. A fractional factor would add
+     * vips_reduce, whose vector code libvips compiles anew at each build, and cost twice as
+     * much (docs/performance.md, "What a miss pays for its placeholder"). Alpha premultiplied
+     * around it, so that the colour of transparent pixels does not bleed in. Never enlarged. */
     if (in->Xsize > side || in->Ysize > side) {
         int factor = (VIPS_MAX(in->Xsize, in->Ysize) + side - 1) / side;
 
