@@ -61,8 +61,10 @@ echo "$version" | sed -n 1p | grep -Eq '^thumbd [0-9][^ ]* \(commit [0-9a-f]{12}
 chroot "$root" getent passwd thumbd >/dev/null || fail "the package made no thumbd user"
 [ -f "$root/usr/share/man/man8/thumbd.8.gz" ] || fail "no manual page"
 grep -q '^/etc/thumbd/thumbd.json$' "$root/var/lib/dpkg/info/thumbd.conffiles" || fail "thumbd.json is not a conffile"
-mode=$(stat -c %U:%G:%a "$root/etc/thumbd/thumbd.json")
-[ "$mode" = "root:thumbd:640" ] || fail "thumbd.json, which holds secrets, is $mode, not root:thumbd:640"
+# The group by number: the host's names for the root's ids are another system's.
+group=$(chroot "$root" getent group thumbd | cut -d: -f3)
+mode=$(stat -c %u:%g:%a "$root/etc/thumbd/thumbd.json")
+[ "$mode" = "0:$group:640" ] || fail "thumbd.json, which holds secrets, is $mode (uid:gid:mode), not 0:$group:640 (root:thumbd)"
 
 # 3. As an administrator would: the library set in the shipped config (and a free port), then
 # the unit's ExecStart run as its user with its cache directory.
