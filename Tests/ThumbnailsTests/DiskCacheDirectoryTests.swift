@@ -165,13 +165,21 @@ import TestSupport
         #expect(warnings.all.last?.contains("\(path) is usable again") == true)
     }
 
-    /// While it cannot be made again, a write tries again at most once per recheck interval.
-    @Test func whileFailingWritesTryAgainAtMostOncePerInterval() throws {
+    /// A cache at `parent/cache` (a write's recheck interval an hour) whose `parent` was then
+    /// removed: `top` holds the temporary directory for as long as the caller keeps it.
+    func cacheWhoseParentIsGone() throws -> (top: TemporaryDirectory, parent: String, cache: DiskCache) {
         let top = TemporaryDirectory()
         let parent = top.path + "/parent"
         let cache = try DiskCache(directory: parent + "/cache", limitBytes: 1 << 20, faultRecheckSeconds: 3600,
                                   warn: Warnings().sink)
         try FileManager.default.removeItem(atPath: parent)
+        return (top, parent, cache)
+    }
+
+    /// While it cannot be made again, a write tries again at most once per recheck interval.
+    @Test func whileFailingWritesTryAgainAtMostOncePerInterval() throws {
+        let (top, parent, cache) = try cacheWhoseParentIsGone()
+        defer { withExtendedLifetime(top) {} }
         #expect(!cache.write(thumbnail(100), for: key("a")))
         #expect(mkdir(parent, 0o755) == 0)
         #expect(!cache.write(thumbnail(100), for: key("b")))   // within the interval: not tried
@@ -182,11 +190,8 @@ import TestSupport
     /// again at each call, whatever the writes' interval, so their answer follows a mend at once
     /// (found by an operator: `/healthz` stayed 503 for up to a second, the writes' interval).
     @Test func aHealthCheckFollowsAMendAtOnce() throws {
-        let top = TemporaryDirectory()
-        let parent = top.path + "/parent"
-        let cache = try DiskCache(directory: parent + "/cache", limitBytes: 1 << 20, faultRecheckSeconds: 3600,
-                                  warn: Warnings().sink)
-        try FileManager.default.removeItem(atPath: parent)
+        let (top, parent, cache) = try cacheWhoseParentIsGone()
+        defer { withExtendedLifetime(top) {} }
         let why = try #require(cache.checkDirectoriesAndShards())
         #expect(why.contains("the directory that held the cache directory \(parent)/cache is gone too"))
         #expect(mkdir(parent, 0o755) == 0)
